@@ -7,7 +7,7 @@ Laplace noise is drawn on a grid: the value is rounded to a multiple of a power-
 granularity ``g`` and integer (discrete Laplace) noise in units of ``g`` is added, so the set of
 possible outputs is ``g * Z`` whatever the input. This closes the gap-in-support attack on
 floating-point Laplace samplers (Mironov 2012). The rounding is paid for in the sensitivity:
-in grid units it is ``floor(sensitivity / g) + 1``.
+in grid units it is ``floor(sensitivity / g) + d`` for a value with d coordinates.
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ def grid_laplace(value, sensitivity: float, eps: float, rng: np.random.Generator
     """
     value = np.asarray(value, dtype=np.float64)
     g = granularity_for(sensitivity / eps)
-    units = math.floor(sensitivity / g) + 1
+    # Rounding moves each coordinate by at most half a step, so neighbours' rounded values
+    # differ by at most floor(sensitivity / g) + (number of coordinates) steps in L1.
+    units = math.floor(sensitivity / g) + max(value.size, 1)
     z = _discrete_laplace(units / eps, value.shape, rng)
     return g * (np.round(value / g) + z)
 
@@ -67,3 +69,25 @@ def gaussian_noise(sigma: float, size, rng: np.random.Generator) -> np.ndarray:
 def gumbel_noise(scale: float, size, rng: np.random.Generator) -> np.ndarray:
     """Standard Gumbel noise times ``scale`` (for Gumbel-max sampling)."""
     return rng.gumbel(0.0, scale, size=size)
+
+
+def standard_exponential(size, rng: np.random.Generator) -> np.ndarray:
+    """Standard exponential noise, Exp(1) (for the canonical Lipschitz mechanism)."""
+    return rng.standard_exponential(size=size)
+
+
+def uniform_subset(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random ``size``-subset of ``range(n)`` as an int64 array (order not uniform).
+
+    Floyd's algorithm: O(size) time and memory whatever ``n``.
+    """
+    if not 0 <= size <= n:
+        raise ValueError(f"cannot draw {size} distinct values from range({n})")
+    chosen: set[int] = set()
+    out = np.empty(size, dtype=np.int64)
+    for i, j in enumerate(range(n - size, n)):
+        t = int(rng.integers(0, j + 1))
+        pick = j if t in chosen else t
+        chosen.add(pick)
+        out[i] = pick
+    return out

@@ -24,10 +24,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .errors import BudgetExceededError, PrivacyParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Charge", "Ledger", "Budget", "split_budget", "advanced_composition"]
 
@@ -105,8 +107,9 @@ class Ledger:
                 f"a mechanism tried to charge eps={eps!r}, delta={delta!r}; charges need "
                 "0 <= eps < inf and 0 <= delta < 1")
         s_eps, s_delta = self.spent
-        if s_eps + eps > self.eps_cap * (1 + _TOL) + _TOL or \
-                s_delta + delta > self.delta_cap * (1 + _TOL) + 1e-300:
+        # written as "not (fits)" so that a NaN cap refuses every charge instead of none
+        if not (s_eps + eps <= self.eps_cap * (1 + _TOL) + _TOL) or \
+                not (s_delta + delta <= self.delta_cap * (1 + _TOL) + 1e-300):
             raise BudgetExceededError(
                 f"charge of (eps={eps:.4g}, delta={delta:.3g}) for {mechanism} would exceed this "
                 f"fit's budget (eps={self.eps_cap:.4g}, delta={self.delta_cap:.3g}); "
@@ -131,6 +134,7 @@ class Ledger:
 
     def to_frame(self) -> pd.DataFrame:
         """The charges as a DataFrame with columns stage, mechanism, eps, delta, detail."""
+        import pandas as pd
         cols = ["stage", "mechanism", "eps", "delta", "detail"]
         return pd.DataFrame([{k: getattr(c, k) for k in cols} for c in self._charges],
                             columns=cols)
@@ -169,11 +173,12 @@ class Budget:
         self.eps = check_eps(eps)
         self.delta = check_delta(delta, allow_zero=True)
         self._charges: list[Charge] = []
+        self._n_ledgers = 0
 
     def _record(self, charge: Charge) -> None:
         s_eps, s_delta = self.spent
-        if s_eps + charge.eps > self.eps * (1 + _TOL) + _TOL or \
-                s_delta + charge.delta > self.delta * (1 + _TOL) + 1e-300:
+        if not (s_eps + charge.eps <= self.eps * (1 + _TOL) + _TOL) or \
+                not (s_delta + charge.delta <= self.delta * (1 + _TOL) + 1e-300):
             raise BudgetExceededError(
                 f"the shared Budget cannot pay (eps={charge.eps:.4g}, delta={charge.delta:.3g}); "
                 f"remaining is {self.remaining}")
@@ -194,7 +199,8 @@ class Budget:
     def check(self, eps: float, delta: float) -> None:
         """Raise :class:`BudgetExceededError` unless (eps, delta) fits in what remains."""
         r_eps, r_delta = self.remaining
-        if eps > r_eps * (1 + _TOL) + _TOL or delta > r_delta * (1 + _TOL) + 1e-300:
+        if not (eps <= r_eps * (1 + _TOL) + _TOL) or \
+                not (delta <= r_delta * (1 + _TOL) + 1e-300):
             raise BudgetExceededError(
                 f"this fit asks for eps={eps:.4g}, delta={delta:.3g} but the Budget has only "
                 f"eps={r_eps:.4g}, delta={r_delta:.3g} left; lower eps/delta or start a new "
@@ -203,14 +209,13 @@ class Budget:
     def ledger_for(self, eps: float, delta: float, label: str = "") -> Ledger:
         """Check (eps, delta) fits, then return a fit ledger that reports to this budget."""
         self.check(eps, delta)
-        return Ledger(eps, delta, label=label or f"fit {self._n_fits() + 1}", parent=self)
-
-    def _n_fits(self) -> int:
-        return len({c.label for c in self._charges})
+        self._n_ledgers += 1
+        return Ledger(eps, delta, label=label or f"fit {self._n_ledgers}", parent=self)
 
     @property
     def ledger(self) -> pd.DataFrame:
         """All charges across fits, with a ``fit`` column."""
+        import pandas as pd
         cols = ["label", "stage", "mechanism", "eps", "delta", "detail"]
         df = pd.DataFrame([{k: getattr(c, k) for k in cols} for c in self._charges],
                           columns=cols)
@@ -218,7 +223,8 @@ class Budget:
 
     def __repr__(self) -> str:
         e, d = self.spent
-        return f"Budget(eps={self.eps:.4g}, delta={self.delta:.3g}; spent eps={e:.4g}, delta={d:.3g})"
+        return (f"Budget(eps={self.eps:.4g}, delta={self.delta:.3g}; "
+                f"spent eps={e:.4g}, delta={d:.3g})")
 
 
 def split_budget(eps: float, shares: Mapping[str, float]) -> dict[str, float]:

@@ -7,6 +7,7 @@ data sets differ by adding or removing one row unless a docstring says otherwise
 
 from .additive import analytic_gaussian_sigma, gaussian, laplace, private_count
 from .choice import exponential, peel_topk
+from .lipschitz import lipschitz_topk
 
 __all__ = ["laplace", "gaussian", "analytic_gaussian_sigma", "private_count", "exponential",
-           "peel_topk"]
+           "peel_topk", "lipschitz_topk"]

@@ -43,7 +43,8 @@ def laplace(value, sensitivity: float, eps: float, rng: np.random.Generator,
     sensitivity = _check_sensitivity(sensitivity)
     if ledger is not None:
         ledger.charge("laplace", eps, 0.0, stage=stage,
-                      detail=f"{what}; L1 sensitivity {sensitivity:.4g}, scale {sensitivity/eps:.4g}")
+                      detail=f"{what}; L1 sensitivity {sensitivity:.4g}, "
+                             f"scale {sensitivity / eps:.4g}")
     out = _noise.grid_laplace(value, sensitivity, eps, rng)
     return float(out) if out.ndim == 0 else out
 
@@ -55,7 +56,7 @@ def analytic_gaussian_sigma(sensitivity: float, eps: float, delta: float) -> flo
     log-space; valid for every eps > 0 (the classic ``sqrt(2 ln(1.25/delta))`` rule is only valid
     for eps <= 1).
 
-    >>> round(analytic_gaussian_sigma(1.0, 1.0, 1e-5), 3)
+    >>> round(analytic_gaussian_sigma(1.0, 1.0, 1e-5), 2)
     3.73
     """
     sensitivity = _check_sensitivity(sensitivity)

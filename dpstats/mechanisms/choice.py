@@ -81,6 +81,8 @@ def peel_topk(scores, k: int, sensitivity: float, eps: float, rng: np.random.Gen
     if not (1 <= int(k) <= s.size):
         raise ValueError(f"k must be between 1 and the number of candidates ({s.size}); got {k}")
     k = int(k)
+    if not (math.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be finite and > 0; got {sensitivity!r}")
     if ledger is not None:
         ledger.charge("gumbel top-k", eps, 0.0, stage=stage,
                       detail=f"{what} (k={k}); score l_inf sensitivity {sensitivity:.4g}")

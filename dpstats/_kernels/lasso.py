@@ -1,0 +1,391 @@
+"""Lasso by coordinate descent (numba): one fit, and per-group path fits for SubLasso.
+
+:func:`lasso_cd` minimises ``(1/(2n)) ||y - X b||^2 + alpha ||b||_1`` (no intercept), the same
+objective as ``statsmodels`` ``OLS.fit_regularized(method="elastic_net", L1_wt=1)``.
+
+:func:`lasso_topk_support` fits one Lasso *path* per group of rows and reports each group's k
+leading features, with no alpha and no scale to choose (see its docstring). It is non-private
+work inside a group: its output only enters a vote (:func:`support_votes`) in which one row,
+living in exactly one group, moves every feature's count by at most 1.
+
+Numpy references (:func:`lasso_cd_reference`, :func:`lasso_topk_support_reference`) implement
+the same definitions with plain cyclic sweeps, for the tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
+           "lasso_topk_support_reference", "support_votes"]
+
+#: A column whose within-group SD is below this times its largest |value| counts as constant.
+_CONST_REL = 1e-12
+#: Smaller groups abstain: with 2 rows every non-constant column is perfectly correlated with y.
+_MIN_ROWS = 3
+#: Correlations below this times SD(y) count as zero (such features never get a vote).
+_ZERO_CORR_REL = 1e-10
+
+
+@njit(cache=True)
+def _sweep(Xt, r, beta, colsq, alpha, active_only):
+    """One cyclic coordinate pass; returns the largest ``|delta b_j| * ||x_j|| / sqrt(n)``."""
+    d, n = Xt.shape
+    biggest = 0.0
+    for j in range(d):
+        if colsq[j] <= 0.0 or (active_only and beta[j] == 0.0):
+            continue
+        cj = colsq[j] / n
+        g = 0.0
+        for i in range(n):
+            g += Xt[j, i] * r[i]
+        z = g / n + cj * beta[j]
+        if z > alpha:
+            new = (z - alpha) / cj
+        elif z < -alpha:
+            new = (z + alpha) / cj
+        else:
+            new = 0.0
+        delta = new - beta[j]
+        if delta != 0.0:
+            for i in range(n):
+                r[i] -= delta * Xt[j, i]
+            beta[j] = new
+            change = abs(delta) * math.sqrt(cj)
+            if change > biggest:
+                biggest = change
+    return biggest
+
+
+@njit(cache=True)
+def _cd_solve(Xt, r, beta, colsq, alpha, max_iter, tol):
+    """Coordinate descent from ``beta`` (with ``r = y - X beta``) until a full sweep moves no
+    coordinate by more than ``tol``; active-set passes in between. Returns sweeps used."""
+    sweeps = 0
+    while sweeps < max_iter:
+        change = _sweep(Xt, r, beta, colsq, alpha, False)
+        sweeps += 1
+        if change <= tol:
+            break
+        while sweeps < max_iter:
+            change = _sweep(Xt, r, beta, colsq, alpha, True)
+            sweeps += 1
+            if change <= tol:
+                break
+    return sweeps
+
+
+def _check_xy(X, y) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"need X of shape (n, d) and y of shape (n,); got {X.shape} and "
+                         f"{y.shape}")
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise ValueError("X and y must be finite (no NaN or inf); drop or impute them first")
+    return X, y
+
+
+def lasso_cd(X, y, alpha: float, beta0=None, max_iter: int = 10_000,
+             tol: float = 1e-10) -> np.ndarray:
+    """Lasso ``argmin_b (1/(2n)) ||y - X b||^2 + alpha ||b||_1`` by coordinate descent.
+
+    No intercept (centre, or include a column of ones, which is then penalised too).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+    alpha : float
+        Penalty, ``>= 0``.
+    beta0 : array_like, shape (d,), optional
+        Warm start (zeros by default).
+    max_iter : int
+        Maximum number of sweeps over the coordinates.
+    tol : float
+        Stop when a full sweep changes no ``b_j * ||x_j|| / sqrt(n)`` by more than
+        ``tol * sqrt(mean(y^2))`` (scale-free).
+
+    Returns
+    -------
+    numpy.ndarray, shape (d,)
+        Coefficients; exact zeros off the support, and 0 for all-zero columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> np.round(lasso_cd(X, X @ [2.0, 0.0], alpha=0.1), 4).tolist()
+    [1.85, 0.0]
+    """
+    X, y = _check_xy(X, y)
+    n, d = X.shape
+    if not (math.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}")
+    colsq = np.einsum("ij,ij->j", X, X)
+    beta = np.zeros(d) if beta0 is None else np.array(beta0, dtype=np.float64).reshape(d)
+    beta[colsq <= 0] = 0.0
+    r = y - X @ beta
+    scale = math.sqrt(float(y @ y) / max(n, 1)) or 1.0
+    if n > 0:
+        _cd_solve(np.ascontiguousarray(X.T), r, beta, colsq, float(alpha), int(max_iter),
+                  float(tol) * scale)
+    return beta
+
+
+def lasso_cd_reference(X, y, alpha: float, max_iter: int = 100_000,
+                       tol: float = 1e-12) -> np.ndarray:
+    """Plain-numpy cyclic coordinate descent for the :func:`lasso_cd` objective (for tests)."""
+    X, y = _check_xy(X, y)
+    n, d = X.shape
+    c = (X * X).sum(axis=0) / n
+    beta = np.zeros(d)
+    r = y.copy()
+    for _ in range(max_iter):
+        biggest = 0.0
+        for j in np.flatnonzero(c > 0):
+            z = X[:, j] @ r / n + c[j] * beta[j]
+            new = np.sign(z) * max(abs(z) - alpha, 0.0) / c[j]
+            r -= (new - beta[j]) * X[:, j]
+            biggest = max(biggest, abs(new - beta[j]) * math.sqrt(c[j]))
+            beta[j] = new
+        if biggest <= tol * (math.sqrt(y @ y / n) or 1.0):
+            break
+    return beta
+
+
+@njit(cache=True)
+def _top_by(values, eligible, taken, count, out, start):
+    """Append to ``out[start:]`` the eligible, not yet taken indices by decreasing ``values``
+    (ties: lower index first) until ``count`` entries are filled; returns the new length."""
+    m = start
+    while m < count:
+        best = -1
+        for j in range(values.shape[0]):
+            if eligible[j] and not taken[j] and (best < 0 or values[j] > values[best]):
+                best = j
+        if best < 0:
+            break
+        taken[best] = True
+        out[m] = best
+        m += 1
+    return m
+
+
+@njit(cache=True)
+def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
+    """Path fit of one group; ``Xt`` (d x n_g) and ``y`` are overwritten (standardised)."""
+    d, ng = Xt.shape
+    ymean = y.mean()
+    ymax = np.abs(y).max()
+    for i in range(ng):
+        y[i] -= ymean
+    ysd = math.sqrt((y * y).sum() / ng)
+    if ysd <= _CONST_REL * ymax:
+        return
+    colsq = np.zeros(d)
+    corr = np.zeros(d)
+    for j in range(d):
+        if not keep[j]:
+            continue
+        mean = Xt[j].mean()
+        xmax = np.abs(Xt[j]).max()
+        ss = 0.0
+        for i in range(ng):
+            Xt[j, i] -= mean
+            ss += Xt[j, i] * Xt[j, i]
+        sd = math.sqrt(ss / ng)
+        if sd <= _CONST_REL * xmax:
+            keep[j] = False
+            continue
+        g = 0.0
+        for i in range(ng):
+            Xt[j, i] /= sd
+            g += Xt[j, i] * y[i]
+        colsq[j] = (Xt[j] * Xt[j]).sum()
+        corr[j] = abs(g) / ng
+    for j in range(d):
+        keep[j] = keep[j] and corr[j] > _ZERO_CORR_REL * ysd
+    alpha_max = corr.max()
+    if alpha_max <= _ZERO_CORR_REL * ysd:
+        return
+    for j in range(d):
+        if not keep[j]:
+            colsq[j] = 0.0          # never enters the fit
+    # at most n_g - 1 coefficients can be active after centring: stop as soon as that is reached
+    target = min(k, ng - 1, np.count_nonzero(keep))
+    beta = np.zeros(d)
+    r = y.copy()
+    for step in range(1, n_alphas):
+        alpha = alpha_max * min_ratio ** (step / (n_alphas - 1))
+        _cd_solve(Xt, r, beta, colsq, alpha, max_iter, tol * ysd)
+        if np.count_nonzero(beta) >= target:
+            break
+    taken = np.zeros(d, dtype=np.bool_)
+    m = _top_by(np.abs(beta), beta != 0.0, taken, k, out, 0)
+    _top_by(corr, keep, taken, k, out, m)
+
+
+@njit(cache=True, parallel=True)
+def _support_kernel(X, y, order, offsets, keep, k, n_alphas, min_ratio, max_iter, tol):
+    d = X.shape[1]
+    n_groups = offsets.shape[0] - 1
+    out = np.full((n_groups, k), -1, dtype=np.int64)
+    for g in prange(n_groups):
+        lo = offsets[g]
+        ng = offsets[g + 1] - lo
+        if ng < _MIN_ROWS:
+            continue
+        Xt = np.empty((d, ng))
+        yg = np.empty(ng)
+        for i in range(ng):
+            row = order[lo + i]
+            yg[i] = y[row]
+            for j in range(d):
+                Xt[j, i] = X[row, j]
+        _group_support(Xt, yg, keep.copy(), k, n_alphas, min_ratio, max_iter, tol, out[g])
+    return out
+
+
+def _prepare_groups(X, y, group_labels, n_groups, k, intercept_col, n_alphas, alpha_min_ratio):
+    X, y = _check_xy(X, y)
+    n, d = X.shape
+    labels = np.asarray(group_labels)
+    if labels.shape != (n,) or not np.issubdtype(labels.dtype, np.integer):
+        raise ValueError(f"group_labels must be {n} integers (one per row); got dtype "
+                         f"{labels.dtype} and shape {labels.shape}")
+    if n and (labels.min() < 0 or labels.max() >= n_groups):
+        raise ValueError(f"group_labels must lie in [0, n_groups={n_groups})")
+    if int(k) < 1:
+        raise ValueError(f"k must be >= 1; got {k!r}")
+    if not -1 <= int(intercept_col) < d:
+        raise ValueError(f"intercept_col must be -1 (none) or a column index < {d}; got "
+                         f"{intercept_col!r}")
+    if int(n_alphas) < 2 or not 0 < alpha_min_ratio < 1:
+        raise ValueError("need n_alphas >= 2 and 0 < alpha_min_ratio < 1")
+    order = np.argsort(labels, kind="stable").astype(np.int64)
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=int(n_groups)))))
+    keep = np.ones(d, dtype=np.bool_)
+    if intercept_col >= 0:
+        keep[int(intercept_col)] = False
+    return X, y, order, offsets.astype(np.int64), keep
+
+
+def lasso_topk_support(X, y, group_labels, n_groups: int, k: int, intercept_col: int = -1, *,
+                       n_alphas: int = 100, alpha_min_ratio: float = 1e-4,
+                       max_iter: int = 1000, tol: float = 1e-7) -> np.ndarray:
+    """Each group's k leading Lasso features, from a Lasso path stopped at k active features.
+
+    For every group of rows, non-privately: centre ``y``; centre and scale each column to unit
+    RMS *within the group* (scale-free); drop the intercept column and every column that is
+    constant in the group; run coordinate descent with warm starts down the geometric grid
+    ``alpha_max * alpha_min_ratio ** (i / (n_alphas - 1))``, ``i = 1, 2, ...``, where
+    ``alpha_max = max_j |x_j^T y| / n_g`` (all-zero fit); stop at the first alpha with at least
+    ``min(k, n_g - 1)`` non-zero coefficients (a centred Lasso has at most ``n_g - 1``) and
+    report the k largest ``|coefficient|`` (standardised scale). If fewer than k are active
+    there (small ``n_g``, or the grid ran out), the rest is filled by largest
+    ``|correlation with y|``. Features whose correlation with ``y`` is zero in the group get no
+    vote from it, and groups with fewer than 3 rows (with 2 rows every non-constant column is
+    perfectly correlated with ``y``) or constant ``y`` vote for nothing; rows are padded with -1.
+    Ties go to the lower column index. Groups run in parallel.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+    group_labels : array_like of int, shape (n,)
+        Group of each row, in ``[0, n_groups)``; empty groups are allowed.
+    n_groups : int
+    k : int
+        Features reported per group.
+    intercept_col : int
+        Column never reported (handled by centring), or -1 for none.
+    n_alphas, alpha_min_ratio : int, float
+        Path grid (100 values down to ``1e-4 * alpha_max`` by default).
+    max_iter, tol : int, float
+        Coordinate-descent sweeps per alpha, and tolerance relative to SD(y) in the group.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_groups, k)
+        Row g lists group g's features by decreasing importance (distinct column indices),
+        padded with -1. Turn it into vote counts with :func:`support_votes`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 6))
+    >>> y = 3 * X[:, 2] - 2 * X[:, 4] + 0.1 * rng.normal(size=400)
+    >>> lasso_topk_support(X, y, np.repeat([0, 1], 200), 2, k=2).tolist()
+    [[2, 4], [2, 4]]
+    """
+    X, y, order, offsets, keep = _prepare_groups(X, y, group_labels, n_groups, k,
+                                                 intercept_col, n_alphas, alpha_min_ratio)
+    return _support_kernel(X, y, order, offsets, keep, int(k), int(n_alphas),
+                           float(alpha_min_ratio), int(max_iter), float(tol))
+
+
+def support_votes(support, d: int) -> np.ndarray:
+    """Per-feature vote counts from a :func:`lasso_topk_support` matrix (-1 entries ignored).
+
+    Each group votes at most once per feature, so every count has add/remove-one-row
+    sensitivity 1 when each row belongs to one group.
+
+    >>> support_votes(np.array([[2, 0], [2, -1]]), 4).tolist()
+    [1, 0, 2, 0]
+    """
+    s = np.asarray(support)
+    return np.bincount(s[s >= 0].ravel(), minlength=d).astype(np.int64)
+
+
+def lasso_topk_support_reference(X, y, group_labels, n_groups: int, k: int,
+                                 intercept_col: int = -1, *, n_alphas: int = 100,
+                                 alpha_min_ratio: float = 1e-4, tol: float = 1e-9,
+                                 max_iter: int = 100_000) -> np.ndarray:
+    """Plain-numpy version of :func:`lasso_topk_support` (one group at a time; for tests)."""
+    X, y, order, offsets, keep0 = _prepare_groups(X, y, group_labels, n_groups, k,
+                                                  intercept_col, n_alphas, alpha_min_ratio)
+    out = np.full((int(n_groups), int(k)), -1, dtype=np.int64)
+    for g in range(int(n_groups)):
+        rows = order[offsets[g]:offsets[g + 1]]
+        if rows.size < _MIN_ROWS:
+            continue
+        yg = y[rows] - y[rows].mean()
+        ysd = math.sqrt(yg @ yg / rows.size)
+        if ysd <= _CONST_REL * np.abs(y[rows]).max():
+            continue
+        Xg = X[rows] - X[rows].mean(axis=0)
+        sd = np.sqrt((Xg * Xg).mean(axis=0))
+        keep = keep0 & (sd > _CONST_REL * np.abs(X[rows]).max(axis=0))
+        Xg = np.where(keep, Xg / np.where(keep, sd, 1.0), 0.0)
+        corr = np.where(keep, np.abs(Xg.T @ yg) / rows.size, 0.0)
+        keep &= corr > _ZERO_CORR_REL * ysd
+        if corr.max() <= _ZERO_CORR_REL * ysd:
+            continue
+        Xg[:, ~keep] = 0.0
+        c = (Xg * Xg).sum(axis=0) / rows.size
+        beta, r = np.zeros(X.shape[1]), yg.copy()
+        target = min(k, rows.size - 1, int(keep.sum()))
+        for step in range(1, int(n_alphas)):
+            alpha = corr.max() * alpha_min_ratio ** (step / (n_alphas - 1))
+            for _ in range(max_iter):                       # plain cyclic sweeps
+                biggest = 0.0
+                for j in np.flatnonzero(c > 0):
+                    z = Xg[:, j] @ r / rows.size + c[j] * beta[j]
+                    new = np.sign(z) * max(abs(z) - alpha, 0.0) / c[j]
+                    r -= (new - beta[j]) * Xg[:, j]
+                    biggest = max(biggest, abs(new - beta[j]) * math.sqrt(c[j]))
+                    beta[j] = new
+                if biggest <= tol * ysd:
+                    break
+            if np.count_nonzero(beta) >= target:
+                break
+        active = [j for j in np.argsort(-np.abs(beta), kind="stable") if beta[j] != 0][:k]
+        fill = [j for j in np.argsort(-corr, kind="stable") if keep[j] and j not in active]
+        picked = (active + fill)[:k]
+        out[g, :len(picked)] = picked
+    return out

@@ -1,0 +1,181 @@
+"""Public entry points: validate -> budget check -> design -> (select) -> estimate -> result.
+
+Orchestration only: every released number is produced by a mechanism that charges the fit's
+ledger; this module never adds noise itself.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from .accountant import Budget, Ledger, split_budget
+from .choose_m import choose_m
+from .errors import DataError, NotPrivateWarning, ValidationError
+from .estimators import METHODS, get_estimator
+from .formula import build_design
+from .mechanisms import private_count
+from .results import DPLMResult, FitSpec
+from .validation import as_rng, check_choice, check_delta, check_eps, check_k
+
+__all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECTORS"]
+
+#: Default budget shares (003 section 4): private n, feature selection, regression.
+DEFAULT_SPLIT = {"n": 0.05, "selection": 0.05, "regression": 0.90}
+#: Selector names accepted by ``select=``.
+SELECTORS = ("auto", None)
+def _check_split(split: object) -> dict[str, float]:
+    if split is None:
+        return dict(DEFAULT_SPLIT)
+    if not isinstance(split, dict) or set(split) - set(DEFAULT_SPLIT):
+        raise ValidationError(
+            f"split must be a dict with keys among {sorted(DEFAULT_SPLIT)} and shares summing to "
+            f"1, e.g. {DEFAULT_SPLIT}; got {split!r}")
+    full = {key: float(split.get(key, 0.0)) for key in DEFAULT_SPLIT}
+    split_budget(1.0, full)  # validates shares
+    return full
+
+
+def _check_m(m: object) -> int | str:
+    if isinstance(m, str) and m == "auto":
+        return "auto"
+    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and int(m) >= 1:
+        return int(m)
+    raise ValidationError(f"m must be 'auto' or an integer >= 1 (number of Tukey models); "
+                          f"got {m!r}")
+
+
+def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
+          select: str | None = "auto", k: int = 5, method: str = "tukey",
+          m: int | str = "auto", split: dict | None = None, bounds: object = "auto",
+          budget: Budget | None = None, random_state=None, lemma: str = "8.5",
+          accounting: str = "swap") -> DPLMResult:
+    """Fit a differentially private linear regression from a formula.
+
+    Parameters
+    ----------
+    formula : str
+        R-style formula, e.g. ``"price ~ ."`` or ``"y ~ x1 + C(g, levels=['a', 'b'])"``.
+    data : pandas.DataFrame
+        One row per person (the privacy unit). Rows with missing values are dropped.
+    eps : float
+        Total privacy budget of the fit (> 0).
+    delta : float, default 1e-5
+        Total delta, in (0, 1); choose it well below 1/n.
+    select : {"auto", None}
+        Feature selection. ``"auto"`` selects nothing when the formula has at most ``k`` terms.
+    k : int, default 5
+        Number of terms to select.
+    method : {"tukey", "ols"}
+        ``"tukey"``: the Tukey-depth mechanism with propose-test-release. ``"ols"``: plain
+        least squares, NOT PRIVATE (a baseline; it warns and says so in the summary).
+    m : "auto" or int
+        Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count.
+    split : dict, optional
+        Budget shares ``{"n", "selection", "regression"}``; shares a stage does not use go to
+        the regression. Default 5% / 5% / 90%.
+    bounds : object
+        Clipping bounds, for methods that need them (the Tukey mechanism does not).
+    budget : Budget, optional
+        Shared accountant: the fit must fit in ``budget.remaining`` (checked before the data is
+        touched) and its charges are recorded there.
+    random_state : int, Generator or None
+        None (default) draws fresh OS entropy. Anything else makes the fit reproducible; the
+        summary then says it is not fit for release.
+    lemma : {"8.5", "3.6"}
+        Distance lemma of the PTR test (003 Lemma 8.5 is tighter).
+    accounting : {"swap", "paper"}
+        Privacy analysis of the Tukey stage. ``"swap"`` (default) is sound when one row changes
+        one of the m models; ``"paper"`` reproduces 002/003, whose analysis assumes one row
+        adds or removes a whole model (see :func:`dpstats.ptr.ptr_parameters`).
+
+    Returns
+    -------
+    DPLMResult
+
+    Examples
+    --------
+    >>> import dpstats as dp
+    >>> df = dp.datasets.load("california")
+    >>> fit = dp.dp_lm("median_house_value ~ .", df, eps=1.0, random_state=0)
+    >>> fit.released
+    True
+    """
+    # 1. arguments (nothing about the data yet)
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    check_choice(method, METHODS, "method")
+    check_choice(select, SELECTORS, "select")
+    k = check_k(k)
+    m = _check_m(m)
+    shares = _check_split(split)
+    check_choice(lemma, ("8.5", "3.6"), "lemma")
+    check_choice(accounting, ("swap", "paper"), "accounting")
+    if budget is not None and not isinstance(budget, Budget):
+        raise ValidationError(f"budget must be a dpstats.Budget or None; got "
+                              f"{type(budget).__name__}")
+    rng, seeded = as_rng(random_state)
+    # 2. the shared budget can pay for this fit: checked before the data is touched
+    if budget is not None:
+        budget.check(eps, delta)
+    # 3. design matrix (validates the data; charges nothing)
+    design = build_design(formula, data)
+    n, p = design.X.shape
+    if n < p:
+        raise DataError(
+            f"the design has more columns ({p}) than rows with complete data; use fewer terms "
+            "(or select=..., smaller k) or more rows")
+    spec = FitSpec(formula=design.formula, expanded=design.expanded, label=design.label,
+                   columns=tuple(design.columns), has_intercept=design.has_intercept,
+                   model_spec=design.spec, levels_from_data=tuple(design.levels_from_data))
+    notes = []
+    if design.levels_from_data:
+        notes.append("Category levels of " + ", ".join(design.levels_from_data) + " were read "
+                     "from the data (not private); declare them to avoid this.")
+    if method == "ols":
+        return _fit_ols(design, spec, eps, delta, notes, seeded)
+    ledger = budget.ledger_for(eps, delta) if budget is not None else Ledger(eps, delta)
+    # 4. budget split: stages not used give their share to the regression
+    use_n = m == "auto"
+    eps_n = eps * shares["n"] if use_n else 0.0
+    eps_reg = eps - eps_n
+    n_noisy = None
+    if use_n:
+        n_noisy = private_count(n, eps_n, rng, ledger, stage="private n")
+        m_used = choose_m(n_noisy, p, eps_reg, delta, lemma, accounting)
+    else:
+        m_used = m
+    est = get_estimator(method)(design.X, design.y, eps=eps_reg, delta=delta, rng=rng,
+                                ledger=ledger, m=m_used, lemma=lemma, accounting=accounting,
+                                stage="regression")
+    if est.released:
+        params = pd.Series(est.params, index=design.columns, name="coef")
+    else:
+        params = pd.Series(np.nan, index=design.columns, name="coef")
+        reason = est.info.get("reason")
+        if reason == "too_few_models":
+            notes.append(f"Too few rows for the Tukey mechanism: m = {m_used} models (needs at "
+                         "least 4, and in practice hundreds). Nothing was released.")
+        elif reason == "ptr_failed":
+            notes.append("PTR failed: the models do not agree closely enough for a safe release. "
+                         "Try more rows, fewer features (select=..., smaller k) or a larger eps.")
+    return DPLMResult(
+        params=params, spec=spec, method=method, eps=eps, delta=delta,
+        charges=ledger.charges, released=est.released, private=True, selector=None, k=None,
+        selected=[], ptr=est.ptr, n_noisy=n_noisy, m=est.info.get("m"),
+        depth=est.info.get("depth"), max_depth=est.info.get("max_depth"), seeded=seeded,
+        split={"n": eps_n, "regression": eps_reg}, notes=tuple(notes),
+        unreleased_reason=None if est.released else est.info.get("reason"))
+
+
+def _fit_ols(design, spec, eps, delta, notes, seeded) -> DPLMResult:
+    warnings.warn("method='ols' is NOT differentially private: it is the non-private baseline. "
+                  "Do not release its output.", NotPrivateWarning, stacklevel=3)
+    est = get_estimator("ols")(design.X, design.y)
+    notes = [*notes, "NOT PRIVATE: ordinary least squares on the raw data (baseline only)."]
+    return DPLMResult(params=pd.Series(est.params, index=design.columns, name="coef"),
+                      spec=spec, method="ols", eps=eps, delta=delta, charges=(), released=True,
+                      private=False, seeded=seeded, notes=tuple(notes))

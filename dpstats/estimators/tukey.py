@@ -1,0 +1,110 @@
+"""The Tukey-depth mechanism with propose-test-release (002 Algorithm 2; 003 Lemma 8.5).
+
+1. Each row draws a group label uniformly from {0..m-1}; adding or removing one row changes
+   exactly one group and hence one model (shuffle-and-cut would shift every later group).
+2. OLS on every group at once (:func:`dpstats._kernels.tukey.group_ols`).
+3. A tiny data-independent, scale-relative jitter breaks ties; models are sorted per coordinate.
+4. Log volumes of the depth regions; PTR with eps/2 (:func:`dpstats.ptr.ptr_check`).
+5. If PTR passes, the restricted exponential mechanism with eps/2 picks a depth >= t and a
+   uniform point of exactly that depth (:func:`dpstats.mechanisms.tukey_em.restricted_tukey_em`).
+
+Neighbours: add/remove one row. The whole estimator is (eps, delta)-DP (002 Theorem 3.10).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..accountant import Ledger
+from ..depth import log_depth_volumes, log_exact_volumes, max_depth
+from ..mechanisms.tukey_em import restricted_tukey_em
+from ..ptr import ptr_check, ptr_parameters
+from . import Estimate
+
+__all__ = ["estimate", "fit_models", "jitter_sort", "MIN_MODELS"]
+
+#: Fewest models for which the test can be run at all (t = floor(floor(m/2)/2) >= 1).
+MIN_MODELS = 4
+#: Relative and absolute size of the tie-breaking jitter.
+_REL_JITTER = 2.0**-40
+_ABS_JITTER = 1e-290
+
+
+def partition_labels(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Independent uniform group labels in {0..m-1}, one per row."""
+    return rng.integers(0, m, size=n, dtype=np.int64)
+
+
+def fit_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Partition rows by random labels and fit OLS on every group: an (m, p) array."""
+    from .._kernels.tukey import group_ols
+    labels = partition_labels(X.shape[0], m, rng)
+    return group_ols(np.ascontiguousarray(X, dtype=np.float64),
+                     np.ascontiguousarray(y, dtype=np.float64), labels, m)
+
+
+def jitter_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Break ties with jitter relative to each entry's own scale, then sort every coordinate.
+
+    The jitter of a model depends only on that model and on data-independent uniforms, so each
+    jittered model is still a function of its own group alone.
+    """
+    u = rng.uniform(-0.5, 0.5, size=models.shape)
+    jittered = models + (np.abs(models) * _REL_JITTER + _ABS_JITTER) * u
+    return np.sort(jittered, axis=0)
+
+
+def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
+             rng: np.random.Generator, ledger: Ledger | None = None, m: int,
+             lemma: str = "8.5", accounting: str = "swap",
+             stage: str = "regression") -> Estimate:
+    """Private linear regression by the Tukey mechanism.
+
+    Parameters
+    ----------
+    X, y : arrays
+        Design matrix and label (rows are the privacy units).
+    eps, delta : float
+        Budget for this stage; split eps/2 for the PTR test and eps/2 for the exponential
+        mechanism, and the whole delta for the latter.
+    m : int
+        Number of models (public, or derived from a private row count).
+    lemma : {"8.5", "3.6"}
+        Distance lemma for PTR.
+    accounting : {"swap", "paper"}
+        ``"swap"`` (default) is sound for the random-label partition, where one row changes one
+        model; ``"paper"`` reproduces 002/003, whose analysis needs one row to add or remove a
+        whole model. See :func:`dpstats.ptr.ptr_parameters`.
+
+    Returns
+    -------
+    Estimate
+        ``released`` False (and ``params`` None) when PTR fails; the budget is still spent.
+    """
+    m = int(m)
+    D = max_depth(m)
+    t = D // 2
+    info = {"m": m, "max_depth": D, "t": t}
+    params = ptr_parameters(eps, delta, accounting)
+    if m < MIN_MODELS or t < 1:
+        info["reason"] = "too_few_models"
+        return Estimate(params=None, released=False, ptr=None, info=info)
+    models = fit_models(X, y, m, rng)
+    S = jitter_sort(models, rng)
+    logV = log_depth_volumes(S)
+    logW = log_exact_volumes(logV)
+    report = ptr_check(logV, logW, t=t, params=params, rng=rng, ledger=ledger, lemma=lemma,
+                       stage=stage)
+    if not report.passed:
+        if ledger is not None:
+            ledger.charge("restricted exponential", params.eps_em, delta, stage=stage,
+                          detail="not run: PTR failed (its share counts as spent)")
+        info["reason"] = "ptr_failed"
+        return Estimate(params=None, released=False, ptr=report, info=info)
+    point, depth = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
+                                       monotone=params.monotone, stage=stage)
+    if point is None:
+        info["reason"] = "zero_volume"
+        return Estimate(params=None, released=False, ptr=report, info=info)
+    info["depth"] = depth
+    return Estimate(params=point, released=True, ptr=report, info=info)

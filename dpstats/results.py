@@ -1,0 +1,201 @@
+"""Result objects returned by :func:`dpstats.dp_lm` (and later ``dp_glm``).
+
+Results are frozen and hold **released values and public metadata only**: no rows, residuals,
+true row count, data bounds or raw selection scores. ``predict`` and ``score`` evaluate the
+released coefficients on data the *user* supplies; their outputs are not private releases of the
+training data and never appear in a summary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .accountant import Charge
+from .errors import PredictionError
+
+__all__ = ["PTRReport", "SelectionReport", "DPLMResult"]
+
+
+@dataclass(frozen=True)
+class PTRReport:
+    """Outcome of a propose-test-release check.
+
+    Attributes
+    ----------
+    passed : bool
+        Whether the noisy distance reached the threshold.
+    distance : float
+        The released (noisy) lower bound on the distance to an unsafe data set, in rows:
+        ``M(D) + Laplace(1/eps_ptr)``. The exact ``M(D)`` is never stored.
+    noisy_distance : float
+        Same value as ``distance`` (kept for readability in code that names it explicitly).
+    threshold : float
+        ``ln(1/(2 delta)) / eps_ptr``; public.
+    lemma : str
+        Which distance lemma was used: ``"8.5"`` (Amin et al. 2023, default) or ``"3.6"``.
+    eps : float
+        Budget spent on the test.
+    """
+
+    passed: bool
+    distance: float
+    noisy_distance: float
+    threshold: float
+    lemma: str
+    eps: float = float("nan")
+
+
+@dataclass(frozen=True)
+class SelectionReport:
+    """Which terms a private selector picked, in selection order, and what it cost."""
+
+    method: str
+    k: int
+    selected: tuple[str, ...]
+    eps: float
+
+
+@dataclass(frozen=True)
+class FitSpec:
+    """Data-free description of the design, enough to rebuild X for new data."""
+
+    formula: str
+    expanded: str
+    label: str
+    columns: tuple[str, ...]
+    has_intercept: bool
+    model_spec: object
+    levels_from_data: tuple[str, ...] = ()
+
+    @property
+    def spec(self) -> object:
+        """The formulaic model spec of the right-hand side (holds no rows)."""
+        return self.model_spec
+
+
+@dataclass(frozen=True, eq=False)
+class DPLMResult:
+    """A differentially private linear model fit.
+
+    Attributes
+    ----------
+    params : pandas.Series
+        Released coefficients indexed by design-matrix column (Intercept first). All NaN when
+        the PTR check failed (``released`` is False). Columns not selected are 0.
+    selected : list of str
+        Selected terms in selection order (``[]`` when no selection ran).
+    ptr : PTRReport or None
+        The PTR check, when the method has one.
+    released : bool
+        False when PTR failed or too few rows were available.
+    spent : tuple of float
+        (eps, delta) charged by this fit.
+    n_noisy : float or None
+        The privately estimated row count, when one was released.
+    """
+
+    params: pd.Series
+    spec: FitSpec
+    method: str
+    eps: float
+    delta: float
+    charges: tuple[Charge, ...]
+    released: bool
+    private: bool = True
+    selector: str | None = None
+    k: int | None = None
+    selected: list[str] = field(default_factory=list)
+    selection: SelectionReport | None = None
+    ptr: PTRReport | None = None
+    n_noisy: float | None = None
+    m: int | None = None
+    depth: int | None = None
+    max_depth: int | None = None
+    seeded: bool = False
+    split: dict | None = None
+    notes: tuple[str, ...] = ()
+    #: Why nothing was released: "ptr_failed", "too_few_models" or None.
+    unreleased_reason: str | None = None
+
+    # -- budget ----------------------------------------------------------------------------
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(eps, delta) actually charged by this fit (basic composition of its ledger)."""
+        return (math.fsum(c.eps for c in self.charges), math.fsum(c.delta for c in self.charges))
+
+    @property
+    def ledger(self) -> pd.DataFrame:
+        """The fit's charges: stage, mechanism, eps, delta, detail."""
+        cols = ["stage", "mechanism", "eps", "delta", "detail"]
+        return pd.DataFrame([{k: getattr(c, k) for k in cols} for c in self.charges],
+                            columns=cols)
+
+    @property
+    def formula(self) -> str:
+        """The formula as written by the user."""
+        return self.spec.formula
+
+    # -- using the released model ----------------------------------------------------------
+    def predict(self, newdata: pd.DataFrame) -> pd.Series:
+        """Predictions ``X_new @ params`` for user-supplied data (not a private release).
+
+        Rows with missing inputs get NaN. When the PTR check failed all predictions are NaN.
+        """
+        from .formula import design_for_new_data
+        X = design_for_new_data(self.spec, newdata)
+        pred = X @ self.params.to_numpy()
+        index = newdata.index if len(newdata) == len(pred) else None
+        return pd.Series(pred, index=index, name="predicted")
+
+    def score(self, newdata: pd.DataFrame) -> float:
+        """R^2 of the released model on user-supplied data with the label column.
+
+        Not private: it reads ``newdata`` directly, so use it on data you may look at
+        (e.g. a public test set). NaN when the model was not released.
+        """
+        from .formula import response_for_new_data
+        X, y = response_for_new_data(self.spec, newdata)
+        if y.size == 0:
+            raise PredictionError("score(newdata): no complete rows to score; "
+                                  "newdata needs the label and every model variable")
+        if not self.released:
+            return float("nan")
+        resid = y - X @ self.params.to_numpy()
+        tss = float(np.sum((y - y.mean()) ** 2))
+        return 1.0 - float(resid @ resid) / tss if tss > 0 else float("nan")
+
+    def tidy(self) -> pd.DataFrame:
+        """One row per design column: term, estimate, selected (and its selection rank)."""
+        sel = {name: i + 1 for i, name in enumerate(self.selected)}
+        rows = []
+        for name, est in self.params.items():
+            rank = sel.get(name)
+            rows.append({"term": name, "estimate": float(est),
+                         "selected": (rank is not None) or not self.selected
+                         or name == "Intercept",
+                         "selection_rank": rank})
+        return pd.DataFrame(rows, columns=["term", "estimate", "selected", "selection_rank"])
+
+    # -- display ---------------------------------------------------------------------------
+    def summary(self):
+        """A :class:`~dpstats.summary.Summary` that prints as text and renders as HTML."""
+        from .summary import Summary
+        return Summary.from_result(self)
+
+    def __repr__(self) -> str:
+        status = "released" if self.released else "NOT released (PTR failed)"
+        if not self.private:
+            status = "NOT PRIVATE"
+        e, d = self.spent
+        return (f"<DPLMResult {self.formula!r} method={self.method} {status}; "
+                f"spent eps={e:.4g}, delta={d:.3g}>")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()

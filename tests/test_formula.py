@@ -1,0 +1,451 @@
+"""Tests for dpstats.formula: formula -> design matrix, privacy guards, prediction designs."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstats.errors import (
+    DataError,
+    DPStatsError,
+    FormulaError,
+    PredictionError,
+    PrivacyLeakWarning,
+    StatefulTransformError,
+)
+from dpstats.formula import Design, build_design, design_for_new_data, response_for_new_data
+
+SECRET = 987654.321
+
+
+@pytest.fixture
+def num():
+    """Numeric frame; the label is not the first column and one name has a space."""
+    rng = np.random.default_rng(1)
+    n = 50
+    return pd.DataFrame({
+        "a": rng.normal(size=n),
+        "y": rng.normal(size=n),
+        "BOROUGH_Staten Island": rng.integers(0, 2, size=n).astype(float),
+        "b": rng.uniform(1, 2, size=n),
+    })
+
+
+@pytest.fixture
+def mixed():
+    rng = np.random.default_rng(2)
+    n = 60
+    return pd.DataFrame({
+        "y": rng.normal(size=n),
+        "x": rng.normal(size=n),
+        "h": pd.Categorical(rng.choice(["u", "v"], size=n), categories=["u", "v", "w"]),
+        "g": rng.choice(["a", "b", "c"], size=n),
+    })
+
+
+@pytest.fixture
+def no_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def _manual(df, cols, intercept=True):
+    parts = ([np.ones(len(df))] if intercept else []) + [df[c].to_numpy(float) for c in cols]
+    return np.column_stack(parts)
+
+
+# ----------------------------------------------------------------------------- "." expansion
+def test_dot_expands_other_columns_in_frame_order(num, no_warnings):
+    d = build_design("y ~ .", num)
+    assert d.columns == ["Intercept", "a", "BOROUGH_Staten Island", "b"]
+    assert d.expanded == "y ~ (a + `BOROUGH_Staten Island` + b)"
+    assert d.formula == "y ~ ." and d.label == "y" and d.has_intercept
+    np.testing.assert_allclose(d.X, _manual(num, ["a", "BOROUGH_Staten Island", "b"]))
+    np.testing.assert_allclose(d.y, num["y"].to_numpy())
+    assert d.levels_from_data == ()
+
+
+def test_dot_minus_term_and_plus_interaction(num, no_warnings):
+    d = build_design("y ~ . - b", num)
+    assert d.columns == ["Intercept", "a", "BOROUGH_Staten Island"]
+    d = build_design("y ~ . + a:b", num)
+    assert d.columns[-1] == "a:b"
+    np.testing.assert_allclose(d.X[:, -1], num["a"] * num["b"])
+    d = build_design("y ~ . - 1", num)
+    assert d.columns == ["a", "BOROUGH_Staten Island", "b"] and not d.has_intercept
+
+
+def test_dot_inside_names_and_numbers_is_not_expanded(num, no_warnings):
+    d = build_design("y ~ np.log(b) + I(a * .5) + I(a * 1.5)", num)
+    assert d.columns == ["Intercept", "np.log(b)", "I(a * 0.5)", "I(a * 1.5)"]
+    np.testing.assert_allclose(d.X[:, 1:], np.column_stack(
+        [np.log(num["b"]), 0.5 * num["a"], 1.5 * num["a"]]))
+
+
+def test_odd_label_name_and_expression_label(num, no_warnings):
+    df = num.rename(columns={"y": "sale price"})
+    d = build_design("`sale price` ~ .", df)
+    assert d.label == "sale price" and "sale price" not in d.columns
+    d = build_design("np.exp(y) ~ .", num)
+    assert d.label == "np.exp(y)" and "y" not in d.columns
+    np.testing.assert_allclose(d.y, np.exp(num["y"]))
+
+
+def test_dot_with_only_the_label_is_an_error():
+    with pytest.raises(FormulaError, match="no column besides"):
+        build_design("y ~ .", pd.DataFrame({"y": [1.0, 2.0]}))
+
+
+# ----------------------------------------------------------------------------- explicit terms
+def test_explicit_terms_and_interactions_match_numpy(num, no_warnings):
+    d = build_design("y ~ a + b + a:b", num)
+    ref = np.column_stack([np.ones(len(num)), num["a"], num["b"], num["a"] * num["b"]])
+    assert d.columns == ["Intercept", "a", "b", "a:b"]
+    np.testing.assert_allclose(d.X, ref)
+    d2 = build_design("y ~ a*b", num)
+    assert d2.columns == d.columns
+    np.testing.assert_allclose(d2.X, ref)
+
+
+@pytest.mark.parametrize("f", ["y ~ a + b - 1", "y ~ a + b + 0", "y ~ 0 + a + b"])
+def test_no_intercept(num, f):
+    d = build_design(f, num)
+    assert d.columns == ["a", "b"] and not d.has_intercept
+    np.testing.assert_allclose(d.X, _manual(num, ["a", "b"], intercept=False))
+
+
+def test_output_arrays_are_plain_float64_c_contiguous(mixed):
+    with pytest.warns(PrivacyLeakWarning):
+        d = build_design("y ~ x + h + g + x:h", mixed)
+    for arr in (d.X, d.y):
+        assert type(arr) is np.ndarray and arr.dtype == np.float64
+        assert arr.flags.c_contiguous
+    assert d.y.shape == (len(mixed),) and d.X.shape == (len(mixed), len(d.columns))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.label = "z"  # type: ignore[misc]
+
+
+def test_mixed_formula_matches_manual_dummies(mixed, no_warnings):
+    d = build_design("y ~ x + h + x:h", mixed)
+    hv, hw = (mixed["h"] == "v").to_numpy(float), (mixed["h"] == "w").to_numpy(float)
+    x = mixed["x"].to_numpy()
+    assert d.columns == ["Intercept", "x", "h[T.v]", "h[T.w]", "x:h[T.v]", "x:h[T.w]"]
+    np.testing.assert_allclose(d.X, np.column_stack([np.ones_like(x), x, hv, hw, x * hv, x * hw]))
+
+
+# ----------------------------------------------------------------------------- category levels
+def test_declared_levels_via_C_keep_unobserved_level(mixed, no_warnings):
+    d = build_design("y ~ C(g, levels=['c', 'b', 'a', 'zz'])", mixed)
+    base = "C(g, levels=['c', 'b', 'a', 'zz'])"
+    assert d.columns == ["Intercept", f"{base}[T.b]", f"{base}[T.a]", f"{base}[T.zz]"]
+    assert not d.X[:, -1].any()
+    np.testing.assert_allclose(d.X[:, 1], mixed["g"] == "b")
+    assert d.levels_from_data == ()
+
+
+def test_categorical_dtype_column_set_does_not_depend_on_data(mixed, no_warnings):
+    d = build_design("y ~ x + h", mixed)
+    assert d.columns == ["Intercept", "x", "h[T.v]", "h[T.w]"]  # 'w' never occurs
+    only_v = mixed[mixed["h"] == "v"]  # the reference level 'u' is absent too
+    d2 = build_design("y ~ x + h", only_v)
+    assert d2.columns == d.columns
+    assert d.levels_from_data == () == d2.levels_from_data
+
+
+def test_C_without_levels_on_categorical_dtype_is_declared(mixed, no_warnings):
+    d = build_design("y ~ C(h)", mixed)
+    assert d.columns == ["Intercept", "C(h)[T.v]", "C(h)[T.w]"]
+
+
+def test_levels_read_from_data_warn_once_naming_all(mixed):
+    df = mixed.assign(k=np.where(mixed["x"] > 0, "p", "q").astype(object),
+                      n=np.arange(len(mixed)) % 3)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        d = build_design("y ~ x + h + g + k + C(n)", df)
+    leaks = [w for w in rec if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1 and len(rec) == 1
+    msg = str(leaks[0].message)
+    for name in ("'g'", "'k'", "'n'"):
+        assert name in msg
+    assert "'h'" not in msg and "pd.Categorical" in msg and "C(col, levels=[...])" in msg
+    assert d.levels_from_data == ("g", "k", "n")
+    assert {"g[T.b]", "g[T.c]", "k[T.q]", "C(n)[T.1]", "C(n)[T.2]"} <= set(d.columns)
+
+
+def test_bool_column_is_coded_0_1_without_warning(mixed, no_warnings):
+    df = mixed.assign(flag=mixed["x"] > 0)
+    d = build_design("y ~ flag", df)
+    assert d.columns == ["Intercept", "flag"]
+    np.testing.assert_allclose(d.X[:, 1], df["flag"].astype(float))
+
+
+def test_values_outside_declared_levels_raise(mixed):
+    df = mixed.assign(g=mixed["g"].replace({"c": "SECRETLEVEL"}))
+    with pytest.raises(DataError, match="'g'") as exc:
+        build_design("y ~ C(g, levels=['a', 'b'])", df)
+    assert "SECRETLEVEL" not in str(exc.value)
+
+
+# ----------------------------------------------------------------------------- missing values
+def test_rows_with_missing_values_are_dropped(mixed):
+    df = mixed.copy()
+    df.loc[[1, 5], "x"] = np.nan
+    df.loc[[7], "y"] = np.nan
+    df.loc[[9, 5], "h"] = np.nan
+    df["unused"] = np.nan  # missing values in unused columns do not drop rows
+    d = build_design("y ~ x + h", df)
+    ref = df.dropna(subset=["y", "x", "h"])
+    assert d.X.shape[0] == len(mixed) - 4
+    np.testing.assert_allclose(d.y, ref["y"])
+    np.testing.assert_allclose(d.X[:, 1], ref["x"])
+    np.testing.assert_allclose(d.X[:, 2], ref["h"] == "v")
+    assert not any("drop" in f.name or f.name.startswith("n_") for f in dataclasses.fields(d))
+
+
+def test_missing_values_in_string_and_nullable_columns(mixed):
+    df = mixed.astype({"g": object})
+    df.loc[3, "g"] = None
+    df["z"] = pd.array([None] + [1] * (len(df) - 1), dtype="Int64")
+    with pytest.warns(PrivacyLeakWarning):
+        d = build_design("y ~ g + z", df)
+    assert d.X.shape[0] == len(df) - 2
+
+
+# ----------------------------------------------------------------------------- stateful transforms
+@pytest.mark.parametrize("term", [
+    "center(a)", "scale(a)", "standardize(a)", "poly(a, 2)", "bs(a, df=4)", "cr(a, df=4)",
+    "cs(a, df=4)", "cc(a, df=4)", "te(a, b)", "hashed(a, levels=4)", "lag(a)",
+    "I(a - np.mean(a))", "I(a / a.std())", "I(a > np.quantile(a, 0.5))", "np.log(a) + scale(b)",
+    "a:center(b)",
+])
+def test_stateful_transforms_are_refused(num, term):
+    with pytest.raises(StatefulTransformError) as exc:
+        build_design(f"y ~ {term}", num)
+    msg = str(exc.value)
+    assert "learns from the data" in msg and "I((x - 50) / 10)" in msg
+    assert isinstance(exc.value, FormulaError)
+
+
+def test_stateful_transform_in_response_is_refused(num):
+    with pytest.raises(StatefulTransformError):
+        build_design("scale(y) ~ a", num)
+
+
+def test_public_constant_transform_is_allowed(num, no_warnings):
+    d = build_design("y ~ I((a - 50) / 10) + np.clip(b, 1.2, 1.8) + Q('BOROUGH_Staten Island')",
+                     num)
+    np.testing.assert_allclose(d.X[:, 1], (num["a"] - 50) / 10)
+    np.testing.assert_allclose(d.X[:, 2], np.clip(num["b"], 1.2, 1.8))
+
+
+# ----------------------------------------------------------------------------- errors
+class _FakePolars:
+    pass
+
+
+_FakePolars.__module__ = "polars.dataframe.frame"
+
+
+@pytest.mark.parametrize("data", [{"y": [1.0]}, np.ones((3, 2)), _FakePolars()])
+def test_data_must_be_a_dataframe(data):
+    with pytest.raises(DataError, match=r"pd\.DataFrame") as exc:
+        build_design("y ~ x", data)
+    if isinstance(data, _FakePolars):
+        assert ".to_pandas()" in str(exc.value)
+
+
+@pytest.mark.parametrize("data", [pd.DataFrame({"y": [], "x": []}), pd.DataFrame(index=[0, 1])])
+def test_empty_frames_are_refused(data):
+    with pytest.raises(DataError, match="empty"):
+        build_design("y ~ x", data)
+
+
+@pytest.mark.parametrize("formula, match", [
+    (None, "must be a string"), (42, "must be a string"), ("y x", "exactly one '~'"),
+    ("y ~ a ~ b", "exactly one '~'"), ("~ a", "no response"), ("y ~ ", "no terms"),
+    ("y ~ (a", "could not be parsed"), ("y ~ a +", "could not be parsed"),
+    ("y ~ a | b", "multi-part"), ("y + a ~ b", "exactly one response"), ("y ~ 0", "no terms"),
+])
+def test_bad_formulas(num, formula, match):
+    with pytest.raises(FormulaError, match=match):
+        build_design(formula, num)
+
+
+def test_unknown_names_list_close_matches(num):
+    with pytest.raises(FormulaError) as exc:
+        build_design("y ~ aa + bb + BOROUGH_Staten_Island + zzzz", num)
+    msg = str(exc.value)
+    assert "'aa'" in msg and "'zzzz'" in msg and "did you mean 'BOROUGH_Staten Island'" in msg
+    with pytest.raises(FormulaError, match="'yy'"):
+        build_design("yy ~ a", num)
+    with pytest.raises(FormulaError, match="'foo'"):
+        build_design("y ~ foo(a)", num)
+
+
+@pytest.mark.parametrize("label", [
+    pd.Series(["p", "q"] * 5), pd.Categorical(["p", "q"] * 5),
+    pd.date_range("2020-01-01", periods=10), pd.Series(["p", "q"] * 5, dtype=object),
+])
+def test_non_numeric_label_is_refused(label):
+    df = pd.DataFrame({"y": label, "x": np.arange(10.0)})
+    with pytest.raises(DataError, match="numeric label"):
+        build_design("y ~ x", df)
+
+
+def test_bool_label_is_accepted_as_0_1():
+    df = pd.DataFrame({"y": [True, False, True, False], "x": [1.0, 2.0, 3.0, 5.0]})
+    np.testing.assert_array_equal(build_design("y ~ x", df).y, [1.0, 0.0, 1.0, 0.0])
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+def test_infinite_values_name_the_column_not_the_value(num):
+    df = num.assign(a=num["a"].where(num.index != 3, np.inf), b=SECRET)
+    with pytest.raises(DataError, match="infinite") as exc:
+        build_design("y ~ a + b", df)
+    assert "'a'" in str(exc.value) and "987654" not in str(exc.value)
+    with pytest.raises(DataError, match="'y'"):
+        build_design("y ~ b", num.assign(y=-np.inf))
+    with pytest.raises(DataError, match=r"np\.log\(a\)"):
+        build_design("y ~ np.log(a)", num.assign(a=0.0))  # log(0) = -inf
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_no_rows_left_after_dropping(num):
+    df = num.assign(a=np.where(np.arange(len(num)) % 2, np.nan, 1.0),
+                    b=np.where(np.arange(len(num)) % 2, 1.0, np.nan))
+    with pytest.raises(DataError, match="no rows"):
+        build_design("y ~ a + b", df)
+    with pytest.raises(DataError, match="no rows"):  # NaN produced by a transform
+        build_design("y ~ np.log(a)", num.assign(a=-1.0))
+
+
+def test_datetime_feature_is_refused(num):
+    df = num.assign(when=pd.date_range("2020-01-01", periods=len(num)))
+    with pytest.raises(DataError, match="year"):
+        build_design("y ~ a + when", df)
+    with pytest.raises(DataError, match="'when'"):
+        build_design("y ~ .", df)
+
+
+def test_non_string_or_duplicate_column_names():
+    with pytest.raises(DataError, match="unique strings"):
+        build_design("y ~ .", pd.DataFrame(np.ones((3, 2))))
+    with pytest.raises(DataError, match="unique strings"):
+        build_design("y ~ x", pd.DataFrame(np.ones((3, 3)), columns=["y", "x", "x"]))
+
+
+def test_response_on_both_sides_is_refused(num):
+    with pytest.raises(FormulaError, match=r"'y'.*also appear"):
+        build_design("y ~ y + a", num)
+    with pytest.raises(FormulaError, match="also appear"):
+        build_design("np.log(y) ~ a + I(y > 0)", num)
+
+
+@pytest.mark.parametrize("formula", ["y ~ x", "y ~ I(s + 1)", "y ~ np.log(s)", "y ~ I(x * s)"])
+def test_errors_are_dpstats_errors_without_data_values(mixed, formula):
+    df = mixed.assign(s="987654.321", y=mixed["y"].astype(object))
+    df.loc[0, "y"] = "987654.321"
+    if formula != "y ~ x":
+        df["y"] = mixed["y"]
+    with pytest.raises(DPStatsError) as exc:
+        build_design(formula, df)
+    assert "987654" not in str(exc.value)
+    assert exc.value.__cause__ is None
+
+
+def test_nullable_dtypes(mixed):
+    df = mixed.assign(s=pd.array(["p", None, "q"] * 20, dtype="string"),
+                      f=pd.array([True, None, False] * 20, dtype="boolean"))
+    with pytest.warns(PrivacyLeakWarning, match="'s'"):
+        d = build_design("y ~ s + f", df)
+    assert d.columns == ["Intercept", "s[T.q]", "f"] and d.X.shape[0] == 40
+    new = df.iloc[:3].assign(s=pd.array(["q", "p", "q"], dtype="string"))
+    np.testing.assert_allclose(design_for_new_data(d, new)[0], [1, 1, 1])
+
+
+# ----------------------------------------------------------------------------- new data
+def test_design_for_new_data_reproduces_fit(mixed):
+    with pytest.warns(PrivacyLeakWarning):
+        d = build_design("y ~ x + h + g + x:h + np.log(np.abs(x))", mixed)
+    shuffled = mixed[["g", "h", "x"]].assign(extra=1.0)  # reordered, extra column, no label
+    X = design_for_new_data(d, shuffled)
+    np.testing.assert_allclose(X, d.X)
+    assert type(X) is np.ndarray and X.dtype == np.float64 and X.flags.c_contiguous
+    few = mixed[mixed["g"] == "a"].iloc[:3]  # levels absent from new data keep their columns
+    np.testing.assert_allclose(design_for_new_data(d, few), d.X[few.index])
+
+
+def test_new_data_categories_are_matched_by_value(mixed, no_warnings):
+    d = build_design("y ~ h", mixed)
+    new = pd.DataFrame({"h": pd.Categorical(["w", "u", "v"], categories=["w", "v", "u"])})
+    np.testing.assert_allclose(design_for_new_data(d, new), [[1, 0, 1], [1, 0, 0], [1, 1, 0]])
+    as_str = pd.DataFrame({"h": ["w", "u", "v"]})
+    np.testing.assert_allclose(design_for_new_data(d, as_str), [[1, 0, 1], [1, 0, 0], [1, 1, 0]])
+
+
+def test_new_data_rows_with_missing_inputs_become_nan(mixed, no_warnings):
+    d = build_design("y ~ x + h", mixed)
+    new = pd.DataFrame({"x": [1.0, np.nan, 2.0], "h": ["u", "v", None]}, index=[10, 10, 3])
+    X = design_for_new_data(d, new)
+    assert X.shape == (3, 4)
+    np.testing.assert_allclose(X[0], [1, 1, 0, 0])
+    assert np.isnan(X[1:]).all()
+
+
+def test_new_data_unseen_level_names_variable_not_value(mixed):
+    with pytest.warns(PrivacyLeakWarning):
+        d = build_design("y ~ x + g", mixed)
+    new = pd.DataFrame({"x": [1.0, 2.0], "g": ["a", "SECRETLEVEL"]})
+    with pytest.raises(PredictionError, match="'g'") as exc:
+        design_for_new_data(d, new)
+    assert "SECRETLEVEL" not in str(exc.value)
+    d2 = build_design("y ~ x + C(g, levels=['a', 'b', 'c'])", mixed)
+    with pytest.raises(PredictionError, match="'g'"):
+        design_for_new_data(d2, new)
+    d3 = build_design("y ~ h", mixed)
+    with pytest.raises(PredictionError, match="'h'"):
+        design_for_new_data(d3, pd.DataFrame({"h": ["u", "SECRETLEVEL"]}))
+
+
+def test_new_data_missing_column_and_wrong_type(mixed, no_warnings):
+    d = build_design("y ~ x + h", mixed)
+    with pytest.raises(PredictionError, match="'h'"):
+        design_for_new_data(d, mixed[["x"]])
+    with pytest.raises(DataError, match="newdata"):
+        design_for_new_data(d, mixed.to_numpy())
+
+
+def test_response_for_new_data_drops_incomplete_rows(mixed, no_warnings):
+    d = build_design("y ~ x + h", mixed)
+    new = mixed.copy()
+    new.loc[[0, 4], "y"] = np.nan
+    new.loc[[2], "x"] = np.nan
+    X, y = response_for_new_data(d, new)
+    keep = new.dropna(subset=["y", "x", "h"]).index
+    np.testing.assert_allclose(X, d.X[keep])
+    np.testing.assert_allclose(y, mixed["y"].to_numpy()[keep])
+    with pytest.raises(PredictionError, match="'y'"):
+        response_for_new_data(d, mixed[["x", "h"]])
+    with pytest.raises(DataError, match="numeric label"):
+        response_for_new_data(d, mixed.assign(y="p"))
+    with pytest.raises(DataError, match="no rows"):
+        response_for_new_data(d, mixed.assign(y=np.nan))
+
+
+def test_response_for_new_data_with_expression_label(num, no_warnings):
+    d = build_design("np.exp(y) ~ a", num)
+    X, y = response_for_new_data(d, num.iloc[:5])
+    np.testing.assert_allclose(y, np.exp(num["y"].iloc[:5]))
+    np.testing.assert_allclose(X, d.X[:5])
+
+
+def test_intercept_only_model(num, no_warnings):
+    d = build_design("y ~ 1", num)
+    assert d.columns == ["Intercept"] and isinstance(d, Design)
+    np.testing.assert_allclose(design_for_new_data(d, num.iloc[:4]), np.ones((4, 1)))

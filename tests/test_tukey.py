@@ -1,0 +1,125 @@
+"""The Tukey estimator and its restricted exponential mechanism, incl. reference-code defects:
+the sampled point has exactly the chosen depth; one added row changes exactly one model; no
+overflow at d = 100 with tiny or huge coefficient scales."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpstats.accountant import Ledger
+from dpstats.depth import approx_tukey_depth, log_depth_volumes, log_exact_volumes
+from dpstats.estimators.tukey import estimate, fit_models, jitter_sort
+from dpstats.mechanisms.tukey_em import restricted_tukey_em, sample_point_with_depth
+
+
+def _linear(n, p, seed, scale=1.0, noise=1.0):
+    rng = np.random.default_rng(seed)
+    X = np.c_[np.ones(n), rng.normal(size=(n, p - 1))]
+    beta = np.arange(1, p + 1, dtype=float) * scale
+    return X, X @ beta + noise * scale * rng.normal(size=n), beta
+
+
+@pytest.mark.parametrize("m,p", [(10, 1), (11, 2), (64, 3), (301, 7), (40, 20)])
+def test_sampled_point_has_exactly_the_chosen_depth(m, p):
+    rng = np.random.default_rng(m + p)
+    S = jitter_sort(rng.standard_t(2, size=(m, p)), rng)
+    for depth in range(1, m // 2 + 1):
+        for _ in range(5):
+            y = sample_point_with_depth(S, depth, rng)
+            assert approx_tukey_depth(y, S) == depth
+
+
+def test_off_by_one_sampler_is_caught():
+    """Teeth: the reference's one-level-deeper sampler fails the same depth check."""
+    rng = np.random.default_rng(1)
+    S = jitter_sort(rng.normal(size=(51, 3)), rng)
+    bad = [approx_tukey_depth(sample_point_with_depth(S, d + 1, rng), S) == d
+           for d in range(1, 25)]
+    assert not any(bad)
+
+
+def test_sample_is_uniform_on_the_shell_in_one_dimension():
+    rng = np.random.default_rng(2)
+    S = np.sort(rng.normal(size=(21, 1)), axis=0)
+    i = 4
+    ys = np.array([sample_point_with_depth(S, i, rng)[0] for _ in range(4000)])
+    left = (S[i - 1, 0], S[i, 0])
+    right = (S[21 - i - 1, 0], S[21 - i, 0])
+    la, lb = left[1] - left[0], right[1] - right[0]
+    # map both pieces onto [0, 1) in proportion to their lengths, then KS against uniform
+    u = np.where(ys < left[1], (ys - left[0]) / (la + lb), (la + ys - right[0]) / (la + lb))
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+
+
+@pytest.mark.parametrize("monotone", [False, True])
+def test_em_depth_distribution(monotone):
+    rng = np.random.default_rng(3)
+    S = jitter_sort(rng.normal(size=(40, 2)), rng)
+    eps, t = 0.8, 10
+    logW = log_exact_volumes(log_depth_volumes(S))
+    depths = np.arange(t, 21)
+    mult = eps if monotone else eps / 2
+    logp = logW[t:21] + mult * depths
+    p = np.exp(logp - np.logaddexp.reduce(logp))
+    draws = [restricted_tukey_em(S, t, eps, rng, monotone=monotone)[1] for _ in range(20000)]
+    counts = np.bincount(np.array(draws) - t, minlength=depths.size)
+    keep = p * 20000 > 5
+    chi = stats.chisquare(counts[keep], p[keep] / p[keep].sum() * counts[keep].sum())
+    assert chi.pvalue > 1e-4
+
+
+def test_one_added_row_changes_exactly_one_model():
+    X, y, _ = _linear(3000, 4, 0)
+    m = 100
+    a = fit_models(X[:-1], y[:-1], m, np.random.default_rng(9))
+    b = fit_models(X, y, m, np.random.default_rng(9))
+    changed = np.flatnonzero(np.any(a != b, axis=1))
+    assert changed.size == 1
+
+
+def test_large_eps_returns_the_partition_median():
+    X, y, beta = _linear(20000, 4, 1)
+    m = 500
+    models = fit_models(X, y, m, np.random.default_rng(4))
+    est = estimate(X, y, eps=1e6, delta=1e-5, rng=np.random.default_rng(4), m=m)
+    assert est.released and est.info["depth"] == m // 2
+    spread = np.subtract(*np.percentile(models, [75, 25], axis=0))
+    assert np.all(np.abs(est.params - np.median(models, axis=0)) < 0.02 * spread)
+    np.testing.assert_allclose(est.params, beta, atol=0.05)
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e12])
+def test_d100_tiny_and_huge_coefficients(scale):
+    X, y, beta = _linear(40000, 100, 2, scale=scale, noise=0.1)
+    led = Ledger(20.0, 1e-5)
+    with np.errstate(over="raise", invalid="raise"):
+        est = estimate(X, y, eps=20.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led,
+                       m=160)
+    if est.released:
+        assert np.isfinite(est.params).all()
+        assert np.median(np.abs(est.params / beta - 1.0)) < 0.1
+    assert est.ptr is not None and np.isfinite(est.ptr.noisy_distance)
+    assert led.spent[0] == pytest.approx(20.0)
+
+
+def test_ptr_failure_is_an_ordinary_outcome_and_spends_the_budget():
+    X, y, _ = _linear(400, 10, 5)
+    led = Ledger(0.1, 1e-6)
+    est = estimate(X, y, eps=0.1, delta=1e-6, rng=np.random.default_rng(0), ledger=led, m=40)
+    assert not est.released and est.params is None and not est.ptr.passed
+    assert led.spent == pytest.approx((0.1, 1e-6))
+
+
+def test_too_few_models_releases_nothing_and_charges_nothing():
+    X, y, _ = _linear(50, 3, 6)
+    led = Ledger(1.0, 1e-5)
+    est = estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=3)
+    assert not est.released and est.info["reason"] == "too_few_models" and len(led) == 0
+
+
+def test_budget_split_between_test_and_mechanism():
+    X, y, _ = _linear(20000, 3, 7)
+    led = Ledger(1.0, 1e-5)
+    estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=2000)
+    assert [c.eps for c in led.charges] == pytest.approx([0.3, 0.7])  # default "swap" split
+    assert [c.delta for c in led.charges] == [0.0, 1e-5]
