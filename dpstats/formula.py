@@ -8,50 +8,29 @@ values are dropped and their number is never stored. Error messages name columns
 
 from __future__ import annotations
 
-import ast
-import builtins
-import difflib
-import keyword
-import re
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from formulaic import Formula
-from formulaic.errors import DataMismatchWarning, FormulaicError
-from formulaic.transforms import TRANSFORMS
-from formulaic.utils.code import sanitize_variable_names
 
-from .errors import (
-    DataError,
-    FormulaError,
-    PredictionError,
-    PrivacyLeakWarning,
-    StatefulTransformError,
+from ._formula_checks import (
+    _NO_ROWS,
+    _check_feature_dtypes,
+    _check_frame,
+    _check_label_dtype,
+    _finite_or_raise,
 )
+from ._formula_levels import (
+    _categorical_factors,
+    _categorical_source,
+    _materialize,
+    _plain_strings,
+)
+from ._formula_parse import _columns_of, _expand_dot, _factors, _parse, _split_formula
+from .errors import DataError, FormulaError, PredictionError, PrivacyLeakWarning
 
 __all__ = ["Design", "build_design", "design_for_new_data", "response_for_new_data"]
-
-# Calls refused wherever they appear, matched on the last dotted component (``np.mean``,
-# ``x.mean`` and ``mean`` alike): formulaic's stateful transforms, splines, row-order transforms
-# and the reductions that read a statistic of a whole column.
-_REFUSED = frozenset(
-    "center scale standardize poly bs cr cs cc te ti s ns basis_spline natural_cubic_spline "
-    "cyclic_cubic_spline hashed lag lead shift diff mean nanmean std nanstd var nanvar median "
-    "nanmedian quantile nanquantile percentile nanpercentile min max nanmin nanmax amin amax "
-    "sum nansum prod nanprod ptp average cumsum cumprod cummax cummin rank sort sorted argsort "
-    "unique nunique value_counts zscore describe rolling expanding ewm len count mode".split())
-_STATELESS_OK = frozenset({"C", "Q"})  # formulaic marks these stateful; they learn nothing
-_KNOWN = set(TRANSFORMS) | set(dir(builtins))
-_ANSI = re.compile(r"\x1b\[[0-9;]*m|[\u29da\u29db]")
-_STATEFUL = ("`formula` uses {fname}(...) in the term {expr!r}. That transform learns from the "
-             "data (means, standard deviations, quantiles, knots, hash buckets or row order) "
-             "without privacy protection, so its output would leak them. Transform with public "
-             "constants before fitting instead, e.g. I((x - 50) / 10) with a centre and scale "
-             "you know from outside the data, or compute the column yourself with such values")
-_NO_ROWS = ("no rows of `{arg}` are left after dropping rows with a missing value in the "
-            "response or a variable the formula uses; fill or drop the missing values first")
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,240 +55,8 @@ class Design:
     levels_from_data: tuple[str, ...]
 
 
-# ----------------------------------------------------------------------------- parsing
-def _check_frame(data: object, arg: str) -> pd.DataFrame:
-    if not isinstance(data, pd.DataFrame):
-        how = {"polars": "to_pandas()", "dask": "compute()", "pyarrow": "to_pandas()"}
-        lib = type(data).__module__.split(".")[0]
-        raise DataError(f"`{arg}` must be a pandas DataFrame, got {type(data).__name__}; pass "
-                        "a pandas DataFrame, e.g. pd.DataFrame(...)" + (
-                            f"; convert a {lib} frame with {arg}.{how[lib]}" if lib in how else ""))
-    if data.shape[0] == 0 or data.shape[1] == 0:
-        raise DataError(f"`{arg}` is empty ({data.shape[0]} rows, {data.shape[1]} columns); "
-                        "pass a DataFrame with at least one row and the columns the formula uses")
-    return data
-
-
-def _quoted(text: str) -> list[bool]:
-    """For each char: is it inside backticks or a string literal (delimiters included)?"""
-    out, quote = [], None
-    for ch in text:
-        was = quote
-        if quote is None:
-            quote = ch if ch in "`'\"" else None
-        elif ch == quote:
-            quote = None
-        out.append(was is not None or quote is not None)
-    return out
-
-
-def _split_formula(formula: object) -> tuple[str, str]:
-    if not isinstance(formula, str):
-        raise FormulaError(f"`formula` must be a string such as 'y ~ x1 + x2' or 'y ~ .'; got "
-                           f"{type(formula).__name__}")
-    tildes = [i for i, q in enumerate(_quoted(formula)) if formula[i] == "~" and not q]
-    if len(tildes) != 1:
-        raise FormulaError(f"`formula` must contain exactly one '~' separating the response from "
-                           f"the terms, e.g. 'y ~ x1 + x2'; got {formula!r}")
-    lhs, rhs = formula[: tildes[0]].strip(), formula[tildes[0] + 1:].strip()
-    if not lhs or not rhs:
-        side = "response (left of '~')" if not lhs else "terms (right of '~')"
-        raise FormulaError(f"`formula` {formula!r} has no {side}; write e.g. 'y ~ x1 + x2'")
-    return lhs, rhs
-
-
-def _quote(name: str) -> str:
-    if name.isidentifier() and not keyword.iskeyword(name):
-        return name
-    if "`" in name:
-        raise FormulaError(f"column {name!r} contains a backtick and cannot be used in a formula; "
-                           "rename it first, e.g. data.rename(columns={...})")
-    return f"`{name}`"
-
-
-def _expand_dot(rhs: str, names: list[str]) -> str:
-    """Replace each stand-alone ``.`` (not in ``np.log``, ``1.5`` or a quoted name) by names."""
-    out = []
-    for k, quoted in enumerate(_quoted(rhs)):
-        prev, nxt = rhs[:k].rstrip()[-1:], rhs[k + 1:].lstrip()[:1]
-        glued = (prev.isalnum() or (prev != "" and prev in "_)]`'\"")
-                 or nxt.isalnum() or (nxt != "" and nxt in "_(`"))
-        if rhs[k] == "." and not quoted and not glued:
-            if not names:
-                raise FormulaError("'.' in `formula` means all other columns, but `data` has "
-                                   "no column besides the response")
-            out.append("(" + " + ".join(_quote(n) for n in names) + ")")
-        else:
-            out.append(rhs[k])
-    return "".join(out)
-
-
-def _parse(text: str):
-    try:
-        parsed = Formula(text)
-    except (FormulaicError, SyntaxError, ValueError, TypeError) as exc:
-        msg = " ".join(_ANSI.sub("", str(exc)).split())
-        raise FormulaError(f"`formula` could not be parsed: {msg}. Check the operators "
-                           "(+ - : * ^ ~) and quote odd column names with backticks") from None
-    rhs = getattr(parsed, "rhs", None)
-    if rhs is None or isinstance(rhs, tuple):
-        raise FormulaError(f"`formula` {text!r} must have one response and one set of terms "
-                           "('y ~ a + b'); multi-part formulas with '|' are not supported")
-    return parsed
-
-
-def _factors(terms) -> list:
-    return list({f.expr: f for term in terms for f in term.factors}.values())
-
-
-def _python_expr(expr: str, columns) -> tuple[ast.AST, dict]:
-    aliases: dict[str, str] = {}
-    code = sanitize_variable_names(expr, dict.fromkeys(columns), aliases)
-    return ast.parse(code, mode="eval"), aliases
-
-
-def _factor_columns(factor, columns: dict, unknown: list) -> list[str]:
-    """Data columns a factor reads; refuses stateful calls; appends unknown names."""
-    method = factor.eval_method.value
-    if method != "python":  # "literal" (1, 0) or "lookup" (a column name)
-        if method == "lookup" and factor.expr not in columns:
-            unknown.append(factor.expr)
-        return [factor.expr] if factor.expr in columns and method == "lookup" else []
-    tree, aliases = _python_expr(factor.expr, columns)
-    used = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            fname = ast.unparse(node.func)
-            stateful = "." not in fname and getattr(
-                TRANSFORMS.get(fname), "__is_stateful_transform__", False)
-            if not fname.startswith("contr.") and (fname.rsplit(".", 1)[-1] in _REFUSED or (
-                    stateful and fname not in _STATELESS_OK)):
-                raise StatefulTransformError(_STATEFUL.format(fname=fname, expr=factor.expr))
-            if fname == "Q" and node.args and isinstance(node.args[0], ast.Constant):
-                name = str(node.args[0].value)
-                (used if name in columns else unknown).append(name)
-        elif isinstance(node, ast.Name):
-            name = aliases.get(node.id, node.id)
-            if name in columns:
-                used.append(name)
-            elif name not in _KNOWN:
-                unknown.append(name)
-    return used
-
-
-def _columns_of(factors, columns: dict, arg: str = "data", err=FormulaError) -> list[str]:
-    unknown: list[str] = []
-    used = [c for f in factors for c in _factor_columns(f, columns, unknown)]
-    if unknown:
-        parts = []
-        for name in dict.fromkeys(unknown):
-            close = difflib.get_close_matches(name, list(columns), n=3)
-            parts.append(repr(name) + (f" (did you mean {', '.join(map(repr, close))}?)"
-                                       if close else ""))
-        raise err(f"`formula` names {', '.join(parts)}, which "
-                  f"{'is not a column' if len(parts) == 1 else 'are not columns'} of `{arg}` "
-                  "(nor a known function); check the spelling, and quote names with spaces or "
-                  "symbols in backticks, e.g. `my column`")
-    return list(dict.fromkeys(used))
-
-
-# ----------------------------------------------------------------------------- data checks
-def _check_label_dtype(data: pd.DataFrame, label: str, arg: str) -> None:
-    dtype = data[label].dtype
-    if not pd.api.types.is_numeric_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
-        raise DataError(f"the response {label!r} in `{arg}` has dtype {dtype}, but dp_lm needs a "
-                        "numeric label; convert it first (for a yes/no outcome use 0/1 and "
-                        "dp_glm with family='binomial')")
-
-
-def _check_feature_dtypes(data: pd.DataFrame, cols: list[str], arg: str) -> None:
-    bad = [c for c in cols if pd.api.types.is_datetime64_any_dtype(data[c].dtype)
-           or pd.api.types.is_timedelta64_dtype(data[c].dtype)
-           or isinstance(data[c].dtype, pd.PeriodDtype)]
-    if bad:
-        raise DataError(f"columns {bad} of `{arg}` hold dates or times, which cannot be used as "
-                        "features directly; convert them to a number first, e.g. "
-                        "data['year'] = data['date'].dt.year")
-
-
-def _finite_or_raise(mat: np.ndarray, names: list[str], arg: str) -> None:
-    bad = ~np.isfinite(mat).all(axis=0)
-    if bad.any():
-        cols = [n for n, b in zip(names, bad, strict=True) if b]
-        raise DataError(f"columns {cols} of `{arg}` contain infinite values; drop those rows or "
-                        "cap the values at public bounds before fitting")
-
-
-def _plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
-    """formulaic treats only object/"str" columns as categorical: convert "string[...]" ones."""
-    conv = {c: "str" for c, t in frame.dtypes.items()
-            if pd.api.types.is_string_dtype(t) and str(t) not in ("object", "str")}
-    return frame.astype(conv) if conv else frame
-
-
 def _as_float(mat) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(mat, dtype=np.float64))
-
-
-def _categorical_factors(spec) -> list:
-    state = spec.encoder_state
-    return [f for f in _factors(spec.formula)
-            if f.expr in state and getattr(state[f.expr][0], "value", "") == "categorical"]
-
-
-def _categorical_source(factor, data: pd.DataFrame) -> tuple[str | None, bool]:
-    """(column holding the raw values or None, whether the levels were declared)."""
-    if factor.eval_method.value == "lookup":
-        return factor.expr, isinstance(data[factor.expr].dtype, pd.CategoricalDtype)
-    (tree, aliases), col = _python_expr(factor.expr, data.columns), None
-    call = tree.body
-    if isinstance(call, ast.Call) and ast.unparse(call.func) == "C" and call.args:
-        if isinstance(call.args[0], ast.Name):
-            col = aliases.get(call.args[0].id, call.args[0].id)
-            col = col if col in data.columns else None
-        if any(kw.arg == "levels" for kw in call.keywords):
-            return col, True
-        return col, col is not None and isinstance(data[col].dtype, pd.CategoricalDtype)
-    return None, False
-
-
-def _mismatched(spec, data: pd.DataFrame) -> list[str]:
-    """Columns holding values outside the fitted/declared levels (the values are not reported)."""
-    names = []
-    for factor in _categorical_factors(spec):
-        col, _ = _categorical_source(factor, data)
-        cats = spec.encoder_state[factor.expr][1].get("categories")
-        if col is None or cats is None:
-            names.append(factor.expr)
-        elif bool((data[col].notna() & ~data[col].isin(list(cats))).any()):
-            names.append(col)
-    return names
-
-
-def _materialize(build, spec_of, data: pd.DataFrame, *, predict: bool):
-    """Run formulaic quietly; turn level mismatches and failures into dpstats errors."""
-    err, arg = (PredictionError, "newdata") if predict else (DataError, "data")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = build()
-        except (FormulaicError, ValueError, TypeError, ArithmeticError) as exc:  # may quote
-            # data values, so the original message is not passed on
-            m = re.search(r"factor `(.*?)`\. \[(\w+)", str(exc))
-            where = f"the term {m[1]!r} ({m[2]})" if m else f"the formula ({type(exc).__name__})"
-            raise err(f"could not evaluate {where} on `{arg}`; check that each variable is a "
-                      "numeric or categorical column of the expected type") from None
-    if any(issubclass(w.category, DataMismatchWarning) for w in caught):
-        spec = spec_of(result)
-        names = _mismatched(spec, data) or [f.expr for f in _categorical_factors(spec)]
-        what = "not seen or declared at fit time" if predict else "outside the declared levels"
-        raise err(f"`{arg}` has values of {names} {what}; declare every level, e.g. "
-                  "pd.Categorical(x, categories=[...]) or C(x, levels=[...]), or remove or "
-                  "recode those rows first")
-    for w in caught:  # keep numpy's warnings; drop formulaic's (they quote values) and pandas'
-        if not issubclass(w.category, (DataMismatchWarning, DeprecationWarning, FutureWarning)):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return result
 
 
 def _response(lhs_mm, label: str, arg: str) -> np.ndarray:

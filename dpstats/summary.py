@@ -11,63 +11,21 @@ HTML. Rendering never looks at the result again, so nothing reaches the output t
 from __future__ import annotations
 
 import html
-import math
 import textwrap
 
-import pandas as pd
+import pandas as pd  # noqa: F401  (used by the doctest of Summary)
 from statsmodels.iolib.table import SimpleTable
+
+from ._summary_facts import PTR_HINT as PTR_HINT
+from ._summary_facts import SEEDED as SEEDED
+from ._summary_facts import _alert, _badges, _facts, _notes, _selection_label, _tables
+from ._summary_format import _group_facts, format_number
+from ._summary_html import _CSS, _html_table
 
 __all__ = ["Summary", "format_number"]
 
 #: Width of the text summary (statsmodels uses 78 too); wide tables may make it wider.
 WIDTH = 78
-
-PTR_HINT = ("Coefficients are not released; the budget is still spent. Try: more rows, fewer "
-            "features (select=..., smaller k), or a larger eps.")
-SEEDED = "seeded (random_state given) — reproducible, NOT fit for release"
-
-
-def format_number(x, digits: int = 4) -> str:
-    """Format a number with ``digits`` significant digits (``%g``), robust to extremes.
-
-    NaN prints as ``NaN``, infinities as ``inf``/``-inf``, and ``-0.0`` as ``0``.
-
-    Examples
-    --------
-    >>> [format_number(v) for v in (1e300, -0.0, 0.000123456, float("-inf"))]
-    ['1e+300', '0', '0.0001235', '-inf']
-    """
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return "" if x is None else str(x)
-    if math.isnan(v):
-        return "NaN"
-    return "0" if v == 0 else f"{v:.{digits}g}"     # %g already prints inf and -inf
-
-
-def _fmt_n(n) -> str:
-    if n is None:
-        return "not released"
-    return f"{round(float(n)):,}" if math.isfinite(float(n)) else format_number(n)
-
-
-def _eps_delta(eps, delta) -> str:
-    return f"eps={format_number(eps)}, delta={format_number(delta, 3)}"
-
-
-def _ptr_text(ptr) -> str:
-    d, t = format_number(ptr.noisy_distance), format_number(ptr.threshold)
-    if ptr.passed:
-        return f"passed: noisy distance {d} >= threshold {t}, lemma {ptr.lemma}"
-    return f"FAILED: noisy distance {d} < threshold {t}, lemma {ptr.lemma}"
-
-
-def _marker(name: str, rank: dict[str, int], intercept: bool) -> str:
-    if intercept and name == "Intercept":
-        return "always kept"
-    r = rank.get(name, rank.get(name.split("[", 1)[0]))
-    return f"selected #{r}" if r is not None else "not selected"
 
 
 class Summary:
@@ -271,156 +229,3 @@ class Summary:
 
     def _repr_html_(self) -> str:
         return self.as_html()
-
-
-def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
-    """Title, banner (None when private) and the ordered header facts of a result."""
-    spec, ptr = result.spec, result.ptr
-    family = getattr(result, "family", None)
-    kind = f"GLM (family={family})" if family else "linear regression"
-    banner = None
-    if result.private:
-        title = f"Differentially private {kind}"
-        guarantee = "(eps, delta)-DP, add/remove one row: " + _eps_delta(result.eps, result.delta)
-    else:
-        title = f"Non-private {kind} (baseline)"
-        name = "OLS" if result.method == "ols" else str(result.method).upper()
-        banner = f"NOT PRIVATE — non-private {name} baseline (method='{result.method}')"
-        guarantee = "NONE — not differentially private"
-    facts = [("Formula:", spec.formula)]
-    if spec.expanded and spec.expanded != spec.formula:
-        facts.append(("Expanded formula:", spec.expanded))
-    sel = (f"{result.selector} (k={result.k})" if result.selector and result.k is not None
-           else (result.selector or "none"))
-    facts += [("Response:", spec.label), ("Method:", result.method), ("Selector:", sel),
-              ("n (private estimate):", _fmt_n(result.n_noisy))]
-    if result.m is not None:
-        facts.append(("m (models):", str(result.m)))
-    if result.depth is not None:
-        of = f" of {result.max_depth}" if result.max_depth is not None else ""
-        facts.append(("Tukey depth:", f"{result.depth}{of}"))
-    facts += [("Budget spent:", _eps_delta(*result.spent)),
-              ("Randomness:", SEEDED if result.seeded else "OS entropy"),
-              ("Privacy guarantee:", guarantee),
-              ("PTR:", _ptr_text(ptr) if ptr is not None else "not used by this method")]
-    return title, banner, [(str(lab), str(val)) for lab, val in facts]
-
-
-def _badges(result) -> list[tuple[str, str]]:
-    badges = [("notprivate", "NOT PRIVATE")] if not result.private else []
-    if result.ptr is None:
-        badges.append(("none", "no PTR"))
-    else:
-        badges.append(("pass", "PTR passed") if result.ptr.passed else ("fail", "PTR failed"))
-    return badges + ([("seeded", "seeded")] if result.seeded else [])
-
-
-def _alert(result) -> str | None:
-    """The block explaining why coefficients were not released (None when they were)."""
-    ptr = result.ptr
-    if result.released:
-        return None
-    if ptr is not None and not ptr.passed:
-        return (f"PTR failed: noisy distance {format_number(ptr.noisy_distance)} < threshold "
-                f"{format_number(ptr.threshold)} (lemma {ptr.lemma}). " + PTR_HINT)
-    return ("Coefficients are not released (see Notes); the budget is still spent. "
-            "Try: more rows, fewer features, or a larger eps.")
-
-
-def _tables(result) -> dict[str, pd.DataFrame]:
-    """Coefficient table (NaN estimates unless released) and the ledger (one row per charge)."""
-    rank = {name: i + 1 for i, name in enumerate(result.selected)}
-    nan = float("nan")
-    coef = pd.DataFrame({"term": [str(t) for t in result.params.index],
-                         "estimate": [float(v) if result.released else nan
-                                      for v in result.params.to_numpy()]})
-    if result.selected or result.selection is not None:
-        coef["selected"] = [_marker(t, rank, result.spec.has_intercept) for t in coef["term"]]
-    cols = ["stage", "mechanism", "eps", "delta", "detail"]
-    ledger = pd.DataFrame([{"stage": str(c.stage), "mechanism": str(c.mechanism),
-                            "eps": float(c.eps), "delta": float(c.delta),
-                            "detail": str(c.detail)} for c in result.charges], columns=cols)
-    return {"coefficients": coef, "ledger": ledger}
-
-
-def _selection_label(result) -> str:
-    rep = result.selection
-    if rep is None:
-        return str(result.selector or "selector")
-    return f"{rep.method}, k={rep.k}, eps={format_number(rep.eps)}"
-
-
-def _notes(result) -> list[str]:
-    notes = [str(n) for n in result.notes]
-    if result.spec.levels_from_data:
-        notes.append("Category levels of " + ", ".join(result.spec.levels_from_data)
-                     + " were read from the data (not private); declare them with "
-                     "pd.Categorical or C(x, levels=...).")
-    if not result.private:
-        notes.append("This fit is NOT differentially private: it is a baseline for "
-                     "comparison and must not be released.")
-    return notes
-
-
-def _group_facts(facts, half: int) -> list[list[tuple[str, str]]]:
-    """Pair consecutive facts that fit in half a line; a longer fact gets a line to itself."""
-    groups: list[list[tuple[str, str]]] = []
-    prev_short = False
-    for label, value in facts:
-        short = len(label) + len(value) + 1 <= half
-        if short and prev_short and len(groups[-1]) == 1:
-            groups[-1].append((label, value))
-        else:
-            groups.append([(label, value)])
-        prev_short = short
-    return groups
-
-
-def _html_table(cls, caption, headers, rows, numeric, total=None) -> str:
-    e = html.escape
-
-    def row(cells, tag="td"):
-        return "<tr>" + "".join(
-            f'<{tag} class="{"dpstats-num" if i in numeric else "dpstats-txt"}">{e(c)}</{tag}>'
-            for i, c in enumerate(cells)) + "</tr>"
-
-    out = [f'<table class="{cls}"><caption>{e(caption)}</caption>',
-           "<thead>" + row(headers, "th") + "</thead>", "<tbody>"]
-    out += [row(r) for r in rows]
-    out.append("</tbody>")
-    if total is not None:
-        out.append("<tfoot>" + row(total) + "</tfoot>")
-    out.append("</table>")
-    return "\n".join(out)
-
-
-# Readable on light and dark notebook themes: text inherits the theme colour, rules are
-# translucent grey, and coloured blocks carry their own background. Every rule is scoped.
-_GREY = "rgba(128, 128, 128, .7)"
-_CSS = """<style>
-.dpstats-summary { font-family: var(--jp-content-font-family, inherit); color: inherit;
-  max-width: 60em; line-height: 1.4; }
-.dpstats-summary .dpstats-title { font-size: 1.15em; font-weight: 600; margin: .3em 0 .4em; }
-.dpstats-summary .dpstats-banner { background: #cf222e; color: #fff; font-weight: 700;
-  padding: .5em .8em; margin-bottom: .5em; border-radius: 4px; }
-.dpstats-summary .dpstats-badge { display: inline-block; font-size: .75em; font-weight: 600;
-  padding: .1em .55em; margin-left: .4em; border-radius: 1em; color: #fff; }
-.dpstats-summary .dpstats-badge-pass { background: #1a7f37; }
-.dpstats-summary .dpstats-badge-none { background: #6e7781; }
-.dpstats-summary .dpstats-badge-fail, .dpstats-summary .dpstats-badge-notprivate {
-  background: #cf222e; }
-.dpstats-summary .dpstats-badge-seeded { background: #d4a72c; color: #1f2328; }
-.dpstats-summary .dpstats-alert { border-left: 4px solid #cf222e; padding: .4em .8em;
-  margin: .6em 0; background: rgba(207, 34, 46, .12); }
-.dpstats-summary table { border-collapse: collapse; margin: .6em 0; color: inherit;
-  border-top: 2px solid GREY; border-bottom: 2px solid GREY; }
-.dpstats-summary caption { text-align: left; font-weight: 600; padding: .2em 0; }
-.dpstats-summary th, .dpstats-summary td { padding: .15em .7em; vertical-align: top;
-  border: none; color: inherit; text-align: left; }
-.dpstats-summary thead th { border-bottom: 1px solid GREY; }
-.dpstats-summary tfoot td { border-top: 1px solid GREY; font-weight: 600; }
-.dpstats-summary .dpstats-num { text-align: right; font-variant-numeric: tabular-nums;
-  white-space: nowrap; }
-.dpstats-summary ol { margin: .2em 0 .4em 1.5em; padding: 0; }
-.dpstats-summary .dpstats-notes { font-size: .9em; }
-</style>""".replace("GREY", _GREY)

@@ -1,0 +1,90 @@
+"""Input checks for the formula layer: frames, dtypes, finiteness and stateful transforms.
+
+Every message names the argument and the columns involved, never a data value. Calls that
+would learn a statistic from the rows (formulaic's stateful transforms, splines, row-order
+transforms and whole-column reductions) are refused with a
+:class:`~dpstats.errors.StatefulTransformError`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from formulaic.transforms import TRANSFORMS
+
+from .errors import DataError, StatefulTransformError
+
+# Calls refused wherever they appear, matched on the last dotted component (``np.mean``,
+# ``x.mean`` and ``mean`` alike): formulaic's stateful transforms, splines, row-order transforms
+# and the reductions that read a statistic of a whole column.
+_REFUSED = frozenset(
+    "center scale standardize poly bs cr cs cc te ti s ns basis_spline natural_cubic_spline "
+    "cyclic_cubic_spline hashed lag lead shift diff mean nanmean std nanstd var nanvar median "
+    "nanmedian quantile nanquantile percentile nanpercentile min max nanmin nanmax amin amax "
+    "sum nansum prod nanprod ptp average cumsum cumprod cummax cummin rank sort sorted argsort "
+    "unique nunique value_counts zscore describe rolling expanding ewm len count mode".split())
+_STATELESS_OK = frozenset({"C", "Q"})  # formulaic marks these stateful; they learn nothing
+_STATEFUL = ("`formula` uses {fname}(...) in the term {expr!r}. That transform learns from the "
+             "data (means, standard deviations, quantiles, knots, hash buckets or row order) "
+             "without privacy protection, so its output would leak them. Transform with public "
+             "constants before fitting instead, e.g. I((x - 50) / 10) with a centre and scale "
+             "you know from outside the data, or compute the column yourself with such values")
+_NO_ROWS = ("no rows of `{arg}` are left after dropping rows with a missing value in the "
+            "response or a variable the formula uses; fill or drop the missing values first")
+
+
+def _check_frame(data: object, arg: str) -> pd.DataFrame:
+    if not isinstance(data, pd.DataFrame):
+        how = {"polars": "to_pandas()", "dask": "compute()", "pyarrow": "to_pandas()"}
+        lib = type(data).__module__.split(".")[0]
+        raise DataError(f"`{arg}` must be a pandas DataFrame, got {type(data).__name__}; pass "
+                        "a pandas DataFrame, e.g. pd.DataFrame(...)" + (
+                            f"; convert a {lib} frame with {arg}.{how[lib]}" if lib in how else ""))
+    if data.shape[0] == 0 or data.shape[1] == 0:
+        raise DataError(f"`{arg}` is empty ({data.shape[0]} rows, {data.shape[1]} columns); "
+                        "pass a DataFrame with at least one row and the columns the formula uses")
+    return data
+
+
+def _refuse_stateful(fname: str, expr: str) -> None:
+    """Refuse the call ``fname`` in the term ``expr`` if it would learn from the data.
+
+    ``contr.*`` contrasts and ``C``/``Q`` are allowed; other names are matched on their last
+    dotted component against the refused list and formulaic's stateful transforms.
+
+    Raises
+    ------
+    StatefulTransformError
+        Naming the call and the term, with the fix (transform with public constants).
+    """
+    stateful = "." not in fname and getattr(
+        TRANSFORMS.get(fname), "__is_stateful_transform__", False)
+    if not fname.startswith("contr.") and (fname.rsplit(".", 1)[-1] in _REFUSED or (
+            stateful and fname not in _STATELESS_OK)):
+        raise StatefulTransformError(_STATEFUL.format(fname=fname, expr=expr))
+
+
+def _check_label_dtype(data: pd.DataFrame, label: str, arg: str) -> None:
+    dtype = data[label].dtype
+    if not pd.api.types.is_numeric_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        raise DataError(f"the response {label!r} in `{arg}` has dtype {dtype}, but dp_lm needs a "
+                        "numeric label; convert it first (for a yes/no outcome use 0/1 and "
+                        "dp_glm with family='binomial')")
+
+
+def _check_feature_dtypes(data: pd.DataFrame, cols: list[str], arg: str) -> None:
+    bad = [c for c in cols if pd.api.types.is_datetime64_any_dtype(data[c].dtype)
+           or pd.api.types.is_timedelta64_dtype(data[c].dtype)
+           or isinstance(data[c].dtype, pd.PeriodDtype)]
+    if bad:
+        raise DataError(f"columns {bad} of `{arg}` hold dates or times, which cannot be used as "
+                        "features directly; convert them to a number first, e.g. "
+                        "data['year'] = data['date'].dt.year")
+
+
+def _finite_or_raise(mat: np.ndarray, names: list[str], arg: str) -> None:
+    bad = ~np.isfinite(mat).all(axis=0)
+    if bad.any():
+        cols = [n for n, b in zip(names, bad, strict=True) if b]
+        raise DataError(f"columns {cols} of `{arg}` contain infinite values; drop those rows or "
+                        "cap the values at public bounds before fitting")
