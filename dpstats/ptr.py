@@ -11,10 +11,11 @@ becomes unsafe, plus ``Laplace(1/eps_ptr)``, reaches ``ln(1/(2 delta)) / eps_ptr
 - ``"3.6"`` (002 Lemma 3.6): largest k such that some g >= 1 has
   ``V_{t-k-1} / V_{t+k+g+1} * exp(-eps g / 2) <= delta_lemma``;
 
-or -1 when no k qualifies. ``delta_lemma = delta / (8 exp(eps_ptr))`` and ``eps`` inside the
-lemma is the exponential mechanism's eps. Both statistics have sensitivity 1 under add/remove
-one row (proofs in 002 section 7.2 and 003 section 8), so ``M + Laplace(1/eps_ptr)`` is
-eps_ptr-DP.
+or -1 when no k qualifies. ``eps`` inside the lemma is the exponential mechanism's multiplier
+and ``delta_lemma`` depends on the accounting; :func:`ptr_parameters` derives both (for the paper's
+accounting, ``delta / (8 exp(eps_ptr))`` and eps_em). Both statistics have sensitivity 1 under
+add/remove one row, which changes one model (002 section 7.2, 003 section 8, and the replacement
+argument in :func:`ptr_parameters`), so ``M + Laplace(1/eps_ptr)`` is eps_ptr-DP.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _noise
 from .accountant import Ledger
+from .mechanisms.additive import laplace
 from .results import PTRReport
 
 __all__ = ["distance_to_unsafety", "ptr_threshold", "ptr_check", "ptr_parameters", "PTRParams",
@@ -196,7 +197,7 @@ def ptr_check(logV: np.ndarray, logW: np.ndarray, *, t: int, params: PTRParams,
         ledger.charge("PTR test (laplace)", params.eps_ptr, 0.0, stage=stage,
                       detail=f"distance to unsafety (lemma {lemma}); sensitivity 1, "
                              f"scale {1.0 / params.eps_ptr:.4g}")
-    noisy = float(_noise.grid_laplace(float(M), 1.0, params.eps_ptr, rng))
+    noisy = laplace(float(M), 1.0, params.eps_ptr, rng)  # charged above, under its own name
     return PTRReport(passed=bool(noisy >= params.threshold), distance=noisy,
                      noisy_distance=noisy, threshold=params.threshold, lemma=lemma,
                      eps=params.eps_ptr)

@@ -4,9 +4,13 @@
    exactly one group and hence one model (shuffle-and-cut would shift every later group).
 2. OLS on every group at once (:func:`dpstats._kernels.tukey.group_ols`).
 3. A tiny data-independent, scale-relative jitter breaks ties; models are sorted per coordinate.
-4. Log volumes of the depth regions; PTR with eps/2 (:func:`dpstats.ptr.ptr_check`).
-5. If PTR passes, the restricted exponential mechanism with eps/2 picks a depth >= t and a
-   uniform point of exactly that depth (:func:`dpstats.mechanisms.tukey_em.restricted_tukey_em`).
+4. Log volumes of the depth regions; the PTR test (:func:`dpstats.ptr.ptr_check`).
+5. If PTR passes, the restricted exponential mechanism picks a depth >= t and a uniform point of
+   exactly that depth (:func:`dpstats.mechanisms.tukey_em.restricted_tukey_em`).
+
+The eps split between steps 4 and 5 and the delta bookkeeping come from
+:func:`dpstats.ptr.ptr_parameters` (30% / 70% under the default "swap" accounting, halves under
+"paper").
 
 Neighbours: add/remove one row. The whole estimator is (eps, delta)-DP (002 Theorem 3.10).
 """
@@ -65,8 +69,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     X, y : arrays
         Design matrix and label (rows are the privacy units).
     eps, delta : float
-        Budget for this stage; split eps/2 for the PTR test and eps/2 for the exponential
-        mechanism, and the whole delta for the latter.
+        Budget for this stage, split between the PTR test and the exponential mechanism by
+        :func:`dpstats.ptr.ptr_parameters`; the whole delta is charged with the mechanism.
     m : int
         Number of models (public, or derived from a private row count).
     lemma : {"8.5", "3.6"}
