@@ -12,21 +12,45 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ._select_stage import (
+    SELECT_CHOICES,
+    auto_selector,
+    candidate_columns,
+    check_groups,
+    needs_row_count,
+    resolve_selector,
+    run_selection,
+)
 from .accountant import Budget, Ledger, split_budget
 from .choose_m import choose_m
 from .errors import DataError, NotPrivateWarning, ValidationError
 from .estimators import METHODS, get_estimator
 from .formula import build_design
 from .mechanisms import private_count
-from .results import DPLMResult, FitSpec
+from .results import DPLMResult, FitSpec, SelectionReport
 from .validation import as_rng, check_choice, check_delta, check_eps, check_k
 
-__all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECTORS"]
+__all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECT_CHOICES"]
 
 #: Default budget shares (003 section 4): private n, feature selection, regression.
 DEFAULT_SPLIT = {"n": 0.05, "selection": 0.05, "regression": 0.90}
-#: Selector names accepted by ``select=``.
-SELECTORS = ("auto", None)
+
+
+def check_bounds_arg(bounds: object) -> object:
+    """Shape check of ``bounds=`` before anything is charged (values are checked by the
+    stage that uses them, also before it charges)."""
+    if isinstance(bounds, str) and bounds == "auto":
+        return bounds
+    if isinstance(bounds, tuple | list | dict):
+        try:
+            from .bounds import check_public_bounds
+        except ImportError:  # pragma: no cover - bounds module not present
+            return bounds
+        check_public_bounds(bounds)
+        return bounds
+    raise ValidationError(f"bounds must be 'auto' (private bounds), a tuple (lo, hi) or a dict "
+                          f"{{'x': ..., 'y': ...}} of public bounds; got {bounds!r}")
+
 def _check_split(split: object) -> dict[str, float]:
     if split is None:
         return dict(DEFAULT_SPLIT)
@@ -51,8 +75,8 @@ def _check_m(m: object) -> int | str:
 def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
           select: str | None = "auto", k: int = 5, method: str = "tukey",
           m: int | str = "auto", split: dict | None = None, bounds: object = "auto",
-          budget: Budget | None = None, random_state=None, lemma: str = "8.5",
-          accounting: str = "swap") -> DPLMResult:
+          groups: object = "auto", budget: Budget | None = None, random_state=None,
+          lemma: str = "8.5", accounting: str = "swap") -> DPLMResult:
     """Fit a differentially private linear regression from a formula.
 
     Parameters
@@ -65,10 +89,15 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         Total privacy budget of the fit (> 0).
     delta : float, default 1e-5
         Total delta, in (0, 1); choose it well below 1/n.
-    select : {"auto", None}
-        Feature selection. ``"auto"`` selects nothing when the formula has at most ``k`` terms.
+    select : {"auto", "kendall", "sublasso", "sis", None}
+        Private feature selection before the regression. ``"auto"`` (default) selects nothing
+        when the formula has at most ``k`` terms besides the intercept; otherwise it uses
+        SubLasso when the private row count gives enough groups for its votes to beat the noise
+        and DPKendall when not (see :mod:`dpstats._select_stage`). ``"sublasso"`` votes per-group
+        Lasso supports, ``"sis"`` is DP-SIS (needs bounds, see ``bounds``). The intercept is
+        never a candidate and is always kept.
     k : int, default 5
-        Number of terms to select.
+        Number of terms to select (design columns; a categorical contributes one per level).
     method : {"tukey", "ols"}
         ``"tukey"``: the Tukey-depth mechanism with propose-test-release. ``"ols"``: plain
         least squares, NOT PRIVATE (a baseline; it warns and says so in the summary).
@@ -77,8 +106,12 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     split : dict, optional
         Budget shares ``{"n", "selection", "regression"}``; shares a stage does not use go to
         the regression. Default 5% / 5% / 90%.
-    bounds : object
-        Clipping bounds, for methods that need them (the Tukey mechanism does not).
+    bounds : "auto", tuple or dict
+        Clipping bounds for methods that need them (DP-SIS; the Tukey mechanism needs none).
+        ``"auto"`` estimates them privately from part of that stage's budget; a tuple
+        ``(lo, hi)`` or ``{"x": ..., "y": ...}`` is taken as public knowledge.
+    groups : "auto", "sqrt" or int
+        SubLasso groups: ``n_hat / p`` (003), ``sqrt(n_hat)`` (Kifer's two-stage), or a count.
     budget : Budget, optional
         Shared accountant: the fit must fit in ``budget.remaining`` (checked before the data is
         touched) and its charges are recorded there.
@@ -101,17 +134,19 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     >>> import dpstats as dp
     >>> df = dp.datasets.load("california")
     >>> fit = dp.dp_lm("median_house_value ~ .", df, eps=1.0, random_state=0)
-    >>> fit.released
-    True
+    >>> fit.released, len(fit.selected)
+    (True, 5)
     """
     # 1. arguments (nothing about the data yet)
     eps = check_eps(eps)
     delta = check_delta(delta)
     check_choice(method, METHODS, "method")
-    check_choice(select, SELECTORS, "select")
+    check_choice(select, SELECT_CHOICES, "select")
     k = check_k(k)
     m = _check_m(m)
     shares = _check_split(split)
+    groups = check_groups(groups)
+    check_bounds_arg(bounds)
     check_choice(lemma, ("8.5", "3.6"), "lemma")
     check_choice(accounting, ("swap", "paper"), "accounting")
     if budget is not None and not isinstance(budget, Budget):
@@ -137,24 +172,42 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
                      "from the data (not private); declare them to avoid this.")
     if method == "ols":
         return _fit_ols(design, spec, eps, delta, notes, seeded)
+    candidates = candidate_columns(design.columns, design.has_intercept)
+    selector, skip_note = resolve_selector(select, len(candidates), k)
+    if skip_note:
+        notes.append(skip_note)
     ledger = budget.ledger_for(eps, delta) if budget is not None else Ledger(eps, delta)
     # 4. budget split: stages not used give their share to the regression
-    use_n = m == "auto"
+    use_n = m == "auto" or needs_row_count(selector, groups)
     eps_n = eps * shares["n"] if use_n else 0.0
-    eps_reg = eps - eps_n
-    n_noisy = None
-    if use_n:
-        n_noisy = private_count(n, eps_n, rng, ledger, stage="private n")
-        m_used = choose_m(n_noisy, p, eps_reg, delta, lemma, accounting)
-    else:
-        m_used = m
-    est = get_estimator(method)(design.X, design.y, eps=eps_reg, delta=delta, rng=rng,
-                                ledger=ledger, m=m_used, lemma=lemma, accounting=accounting,
+    eps_sel = eps * shares["selection"] if selector else 0.0
+    eps_reg = eps - eps_n - eps_sel
+    n_noisy = private_count(n, eps_n, rng, ledger, stage="private n") if use_n else None
+    # 5. selection (the intercept is never a candidate and always kept)
+    keep = list(range(p))
+    selection = None
+    if selector == "auto":
+        selector = auto_selector(n_noisy, len(candidates), k, eps_sel)
+    if selector:
+        selection = run_selection(selector, design.X, design.y, candidates, k=k, eps=eps_sel,
+                                  rng=rng, ledger=ledger, n_noisy=n_noisy, groups=groups,
+                                  bounds=bounds)
+        keep = sorted(set(range(p)) - set(candidates) | set(selection.indices))
+    # 6. regression on the kept columns
+    p_used = len(keep)
+    m_used = (choose_m(n_noisy, p_used, eps_reg, delta, lemma, accounting) if m == "auto"
+              else m)
+    names = [design.columns[i] for i in keep]
+    icol = names.index("Intercept") if design.has_intercept else None
+    est = get_estimator(method)(design.X[:, keep], design.y, eps=eps_reg, delta=delta,
+                                rng=rng, ledger=ledger, m=m_used, lemma=lemma,
+                                accounting=accounting, intercept_col=icol, names=names,
                                 stage="regression")
+    params = pd.Series(np.nan, index=design.columns, name="coef")
     if est.released:
-        params = pd.Series(est.params, index=design.columns, name="coef")
+        params[:] = 0.0
+        params.iloc[keep] = est.params
     else:
-        params = pd.Series(np.nan, index=design.columns, name="coef")
         reason = est.info.get("reason")
         if reason == "too_few_models":
             notes.append(f"Too few rows for the Tukey mechanism: m = {m_used} models (needs at "
@@ -162,12 +215,16 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         elif reason == "ptr_failed":
             notes.append("PTR failed: the models do not agree closely enough for a safe release. "
                          "Try more rows, fewer features (select=..., smaller k) or a larger eps.")
+    selected = [design.columns[i] for i in selection.indices] if selection else []
+    report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
+                              eps=selection.eps) if selection else None)
     return DPLMResult(
         params=params, spec=spec, method=method, eps=eps, delta=delta,
-        charges=ledger.charges, released=est.released, private=True, selector=None, k=None,
-        selected=[], ptr=est.ptr, n_noisy=n_noisy, m=est.info.get("m"),
-        depth=est.info.get("depth"), max_depth=est.info.get("max_depth"), seeded=seeded,
-        split={"n": eps_n, "regression": eps_reg}, notes=tuple(notes),
+        charges=ledger.charges, released=est.released, private=True, selector=selector,
+        k=k if selector else None, selected=selected, selection=report, ptr=est.ptr,
+        n_noisy=n_noisy, m=est.info.get("m"), depth=est.info.get("depth"),
+        max_depth=est.info.get("max_depth"), seeded=seeded,
+        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg}, notes=tuple(notes),
         unreleased_reason=None if est.released else est.info.get("reason"))
 
 

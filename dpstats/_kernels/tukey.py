@@ -33,26 +33,52 @@ def group_order(labels: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return order, starts
 
 
+#: A column whose within-group range is at most this times its largest |value| is constant.
+_CONST_REL = 1e-12
+
+
+@njit(cache=True)
+def _is_constant(col: np.ndarray) -> bool:
+    lo = col[0]
+    hi = col[0]
+    big = abs(col[0])
+    for v in col:
+        lo = min(lo, v)
+        hi = max(hi, v)
+        big = max(big, abs(v))
+    return hi - lo <= _CONST_REL * big
+
+
 @njit(cache=True)
 def _solve_group(Xg: np.ndarray, yg: np.ndarray) -> np.ndarray:
     """Minimum-norm least squares on one group, with per-group column scaling.
 
     Columns are scaled by their norms *within the group* before the SVD-based solve (the OLS
     solution is scale-equivariant, and the scaling depends on this group only, so each model
-    still depends on its own rows alone).
+    still depends on its own rows alone). A column that is constant within the group, other
+    than the first such column (the intercept), carries no information about its slope and is
+    collinear with the intercept; it gets coefficient 0 instead of a share of the intercept
+    (which, after scaling, would be ``intercept / (2 * value)`` and explodes for small values).
     """
     n_g, p = Xg.shape
     scale = np.ones(p)
+    drop = np.zeros(p, dtype=np.bool_)
+    seen_constant = False
     for j in range(p):
         s = 0.0
         for i in range(n_g):
             s += Xg[i, j] * Xg[i, j]
         if s > 0.0 and np.isfinite(s):
             scale[j] = np.sqrt(s)
+        if n_g > 0 and _is_constant(Xg[:, j]):
+            if seen_constant or Xg[0, j] == 0.0:
+                drop[j] = True
+            else:
+                seen_constant = True
     A = np.empty((n_g, p))
     for i in range(n_g):
         for j in range(p):
-            A[i, j] = Xg[i, j] / scale[j]
+            A[i, j] = 0.0 if drop[j] else Xg[i, j] / scale[j]
     beta = np.zeros(p)
     if n_g == 0:
         return beta
@@ -103,8 +129,14 @@ def group_ols_reference(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int
     for g in range(m):
         rows = labels == g
         if rows.any():
-            Xg = X[rows]
+            Xg = X[rows].copy()
             scale = np.sqrt((Xg**2).sum(axis=0))
             scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+            rng_ = Xg.max(axis=0) - Xg.min(axis=0)
+            const = rng_ <= _CONST_REL * np.abs(Xg).max(axis=0)
+            first = [j for j in np.flatnonzero(const) if Xg[0, j] != 0.0][:1]
+            drop = const.copy()
+            drop[first] = False
+            Xg[:, drop] = 0.0
             out[g] = np.linalg.pinv(Xg / scale, rcond=1e-12) @ y[rows] / scale
     return out

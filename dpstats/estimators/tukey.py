@@ -24,6 +24,7 @@ from ..depth import log_depth_volumes, log_exact_volumes, max_depth
 from ..mechanisms.tukey_em import restricted_tukey_em
 from ..ptr import ptr_check, ptr_parameters
 from . import Estimate
+from ._centre import CENTRE_SHARE, private_centre
 
 __all__ = ["estimate", "fit_models", "jitter_sort", "MIN_MODELS"]
 
@@ -60,8 +61,8 @@ def jitter_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
-             lemma: str = "8.5", accounting: str = "swap",
-             stage: str = "regression") -> Estimate:
+             lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
+             centre: object = "auto", names=None, stage: str = "regression") -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
@@ -79,6 +80,15 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         ``"swap"`` (default) is sound for the random-label partition, where one row changes one
         model; ``"paper"`` reproduces 002/003, whose analysis needs one row to add or remove a
         whole model. See :func:`dpstats.ptr.ptr_parameters`.
+    intercept_col : int or None
+        Index of the intercept column; centring needs one (it absorbs the shift).
+    centre : "auto", None or array
+        ``"auto"`` spends :data:`~dpstats.estimators._centre.CENTRE_SHARE` of ``eps`` on
+        private column medians and fits the groups on centred columns (see
+        :mod:`dpstats.estimators._centre`); an array is a public centre; None fits raw columns.
+        The released coefficients are always on the original scale.
+    names : sequence of str, optional
+        Column names, for the ledger.
 
     Returns
     -------
@@ -93,6 +103,18 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     if m < MIN_MODELS or t < 1:
         info["reason"] = "too_few_models"
         return Estimate(params=None, released=False, ptr=None, info=info)
+    c = None
+    if intercept_col is not None and X.shape[1] > 1 and centre is not None:
+        if isinstance(centre, str):
+            eps_c = CENTRE_SHARE * eps
+            c = private_centre(X, intercept_col, eps_c, rng, ledger, names=names, stage=stage)
+            eps -= eps_c
+            params = ptr_parameters(eps, delta, accounting)
+        else:
+            c = np.asarray(centre, dtype=np.float64).copy()
+            c[intercept_col] = 0.0
+        X = X - c
+        info["centre"] = c
     models = fit_models(X, y, m, rng)
     S = jitter_sort(models, rng)
     logV = log_depth_volumes(S)
@@ -111,4 +133,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         info["reason"] = "zero_volume"
         return Estimate(params=None, released=False, ptr=report, info=info)
     info["depth"] = depth
+    if c is not None:  # back to the original parametrisation (post-processing)
+        point = point.copy()
+        point[intercept_col] -= float(c @ point)
     return Estimate(params=point, released=True, ptr=report, info=info)

@@ -1,0 +1,97 @@
+"""The selection stage of the pipelines: which selector runs, and running it on a design.
+
+Shared by :func:`dpstats.dp_lm` and :func:`dpstats.select`. Orchestration only: the selectors'
+mechanisms add the noise and charge the ledger.
+
+The ``select="auto"`` rule reads public quantities (the formula, ``k``, the selection budget)
+and the released row count ``n_hat`` only:
+
+* at most ``k`` candidate terms (columns other than the intercept): no selection, and the
+  selection share of the budget goes to the regression;
+* otherwise SubLasso when its votes can beat its noise, DPKendall when they cannot. SubLasso's
+  ``m = n_hat / p`` groups each vote once; a feature every group picks has ``m`` votes, and the
+  one-shot Gumbel top-k adds noise of scale ``2 k / eps_sel``. With
+  ``m >= AUTO_SNR * 2 k / eps_sel`` (``AUTO_SNR = 4``) the votes dominate and SubLasso is the
+  better selector; below that DPKendall, whose scores grow with ``n`` rather than ``n / p``, is.
+  Measured on the ten regression files at (ln 3, 1e-5): every threshold in (2.75, 4.3) makes the
+  same choices, and each choice is the better of the two selectors on 9 of the 9 files that need
+  selection except pol, where the two tie (benchmarks/selection_utility.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ValidationError
+from .selection import SELECTORS, Selection, get_selector
+
+__all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
+           "run_selection", "candidate_columns"]
+
+#: Values accepted by ``select=``.
+SELECT_CHOICES = ("auto", None, *SELECTORS)
+#: ``select="auto"`` prefers SubLasso when the most votes a feature can get (the number of
+#: groups) is at least this many noise scales ``2 k / eps``.
+AUTO_SNR = 4.0
+
+
+def candidate_columns(columns, has_intercept: bool) -> list[int]:
+    """Indices of the design columns that may be selected (all but the intercept)."""
+    return [i for i, c in enumerate(columns) if not (has_intercept and c == "Intercept")]
+
+
+def resolve_selector(select, n_candidates: int, k: int) -> tuple[str | None, str | None]:
+    """Selector to run (``"auto"`` still to be decided by :func:`auto_selector`) or None, and
+    a note explaining a skipped selection (or None).
+
+    >>> resolve_selector("auto", 3, 5)
+    (None, None)
+    >>> resolve_selector("auto", 8, 5)
+    ('auto', None)
+    >>> resolve_selector("sublasso", 4, 5)[0] is None
+    True
+    """
+    if select is None:
+        return None, None
+    if n_candidates <= k:
+        if select == "auto":
+            return None, None
+        return None, (f"select={select!r} skipped: the formula has {n_candidates} candidate "
+                      f"terms, not more than k={k}; its budget share went to the regression.")
+    return select, None
+
+
+def auto_selector(n_noisy: float, n_candidates: int, k: int, eps_sel: float) -> str:
+    """The ``select="auto"`` choice from the released row count and public quantities.
+
+    >>> auto_selector(48_000.0, 9, 5, 0.055), auto_selector(12_000.0, 40, 5, 0.055)
+    ('sublasso', 'kendall')
+    """
+    votes = n_noisy / (n_candidates + 1)
+    return "sublasso" if votes >= AUTO_SNR * 2.0 * k / eps_sel else "kendall"
+
+
+def needs_row_count(selector: str | None, groups) -> bool:
+    """Whether the selector needs a released row count (SubLasso sizes its groups with it, and
+    the ``"auto"`` rule reads it)."""
+    return selector == "auto" or (selector == "sublasso" and isinstance(groups, str))
+
+
+def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[int], *,
+                  k: int, eps: float, rng, ledger, n_noisy=None, groups="auto",
+                  bounds="auto", stage: str = "selection") -> Selection:
+    """Run ``selector`` on the candidate columns; returned indices refer to design columns."""
+    sel = get_selector(selector)(X[:, candidates], y, k=k, eps=eps, rng=rng, ledger=ledger,
+                                 n_noisy=n_noisy, groups=groups, bounds=bounds, stage=stage)
+    mapped = tuple(candidates[i] for i in sel.indices)
+    return Selection(indices=mapped, method=sel.method, eps=sel.eps, ordered=sel.ordered,
+                     info=sel.info)
+
+
+def check_groups(groups) -> object:
+    """Validate ``groups=`` (SubLasso) without touching data."""
+    if groups in ("auto", "sqrt") or (isinstance(groups, int) and not isinstance(groups, bool)
+                                      and groups >= 1):
+        return groups
+    raise ValidationError(f"groups must be 'auto' (n_hat/p groups), 'sqrt' (Kifer's sqrt(n) "
+                          f"groups) or an integer >= 1; got {groups!r}")
