@@ -217,7 +217,8 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
                          "Try more rows, fewer features (select=..., smaller k) or a larger eps.")
     selected = [design.columns[i] for i in selection.indices] if selection else []
     report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
-                              eps=selection.eps) if selection else None)
+                              eps=selection.eps, ordered=selection.ordered)
+              if selection else None)
     return DPLMResult(
         params=params, spec=spec, method=method, eps=eps, delta=delta,
         charges=ledger.charges, released=est.released, private=True, selector=selector,

@@ -21,6 +21,7 @@ from ._formula_checks import (
     _check_label_dtype,
     _finite_or_raise,
 )
+from ._formula_fast import NumericSpec, fast_dot_spec
 from ._formula_levels import (
     _categorical_factors,
     _categorical_source,
@@ -104,6 +105,9 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
                         "data.columns = [f'x{i}' for i in range(data.shape[1])]")
     columns = dict.fromkeys(names)
     lhs, rhs = _split_formula(formula)
+    fast = fast_dot_spec(lhs, rhs, data)
+    if fast is not None:
+        return _fast_design(formula, lhs.strip(), fast, data)
     lhs_terms = list(_parse(f"{lhs} ~ 1").lhs)
     lhs_factors = _factors(lhs_terms)
     lhs_cols = _columns_of(lhs_factors, columns)
@@ -151,6 +155,24 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     return Design(X=X, y=y, columns=cols, label=label, formula=formula, expanded=expanded,
                   has_intercept=any(str(t) == "1" for t in spec.formula), spec=spec,
                   levels_from_data=from_data)
+
+
+def _fast_design(formula: str, label: str, spec: NumericSpec, data: pd.DataFrame) -> Design:
+    """``label ~ .`` on all-numeric columns, without formulaic (see :mod:`._formula_fast`)."""
+    frame = data[[label, *spec.names]]
+    complete = frame.notna().all(axis=1).to_numpy()
+    if not complete.any():
+        raise DataError(_NO_ROWS.format(arg="data"))
+    if not complete.all():
+        frame = frame[complete]
+    X = spec.get_model_matrix(frame)
+    y = frame[label].to_numpy(dtype=np.float64)
+    _finite_or_raise(y[:, None], [label], "data")
+    _finite_or_raise(X, spec.column_names, "data")
+    rhs = _expand_dot(".", spec.names) + ("" if spec.intercept else " - 1")
+    return Design(X=X, y=y, columns=list(spec.column_names), label=label, formula=formula,
+                  expanded=f"{label} ~ {rhs}", has_intercept=spec.intercept, spec=spec,
+                  levels_from_data=())
 
 
 def design_for_new_data(design: Design, newdata: pd.DataFrame) -> np.ndarray:

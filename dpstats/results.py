@@ -57,6 +57,7 @@ class SelectionReport:
     k: int
     selected: tuple[str, ...]
     eps: float
+    ordered: bool = True
 
 
 @dataclass(frozen=True)

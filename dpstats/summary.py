@@ -64,8 +64,9 @@ class Summary:
     """
 
     def __init__(self, title, facts, tables, *, spent, banner=None, alert=None, selected=(),
-                 selection_label="", notes=(), badges=()):
+                 selection_label="", notes=(), badges=(), ordered=True):
         self.title, self.facts, self.tables = title, list(facts), dict(tables)
+        self.ordered = bool(ordered)
         self.spent = (float(spent[0]), float(spent[1]))
         self.banner, self.alert, self.badges = banner, alert, list(badges)
         self.selected, self.selection_label = list(selected), selection_label
@@ -80,10 +81,15 @@ class Summary:
         true row count exist on a result, so none can appear.
         """
         title, banner, facts = _facts(result)
+        rep = result.selection
         return cls(title, facts, _tables(result), spent=result.spent, banner=banner,
                    alert=_alert(result), selected=list(result.selected),
                    selection_label=_selection_label(result), notes=_notes(result),
-                   badges=_badges(result))
+                   badges=_badges(result), ordered=getattr(rep, "ordered", True))
+
+    @property
+    def _order_words(self) -> str:
+        return "in selection order" if self.ordered else "a set, listed in column order"
 
     # -- text ------------------------------------------------------------------------------
     def _coef_rows(self) -> tuple[list[str], list[list[str]]]:
@@ -157,12 +163,14 @@ class Summary:
         -------
         str
         """
-        coefs = self._text_coefs(WIDTH)
+        has_coefs = "coefficients" in self.tables
+        coefs = self._text_coefs(WIDTH) if has_coefs else ""
         width = max(WIDTH, *(len(ln) for ln in coefs.split("\n")))
         ledger = self._text_ledger(width)
         if any(len(ln) > width for ln in ledger.split("\n")):
             width = max(len(ln) for ln in ledger.split("\n"))
-            coefs, ledger = self._text_coefs(width), self._text_ledger(width)
+            coefs = self._text_coefs(width) if has_coefs else ""
+            ledger = self._text_ledger(width)
         out = []
         if self.banner:
             out += ["*" * width, "*" + self.banner.center(width - 2) + "*", "*" * width]
@@ -170,9 +178,10 @@ class Summary:
         out += self._text_facts(width)
         if self.alert:
             out += [""] + ["!! " + s for s in textwrap.wrap(self.alert, width - 3)]
-        out += ["", coefs]
+        if has_coefs:
+            out += ["", coefs]
         if self.selected:
-            out += ["", f"Selected terms ({self.selection_label}), in selection order:"]
+            out += ["", f"Selected terms ({self.selection_label}), {self._order_words}:"]
             items = ", ".join(f"{i}. {t}" for i, t in enumerate(self.selected, 1))
             out += textwrap.wrap(items, width, initial_indent="  ", subsequent_indent="  ",
                                  break_long_words=False, break_on_hyphens=False)
@@ -212,12 +221,14 @@ class Summary:
         parts.append("</tbody></table></div>")
         if self.alert:
             parts.append(f'<div class="dpstats-alert">{e(self.alert)}</div>')
-        heads, crows = self._coef_rows()
-        parts.append(_html_table("dpstats-coefs", "Coefficients", heads, crows, {1}))
+        if "coefficients" in self.tables:
+            heads, crows = self._coef_rows()
+            parts.append(_html_table("dpstats-coefs", "Coefficients", heads, crows, {1}))
         if self.selected:
             items = "".join(f"<li>{e(t)}</li>" for t in self.selected)
             parts.append(f'<div class="dpstats-selected"><b>Selected terms</b> '
-                         f'({e(self.selection_label)}), in selection order:<ol>{items}</ol></div>')
+                         f'({e(self.selection_label)}), {e(self._order_words)}:'
+                         f'<ol>{items}</ol></div>')
         parts.append(_html_table("dpstats-ledger", "Privacy ledger (add/remove one row)",
                                  ["stage", "mechanism", "eps", "delta", "detail"],
                                  self._ledger_rows(), {2, 3}, self._total_row()))
