@@ -24,11 +24,11 @@ from .errors import (
 
 __version__ = "0.1.0"
 
-_LAZY = {"dp_lm": ("api", "dp_lm")}
+_LAZY = {"dp_lm": ("api", "dp_lm"), "select": ("selection_api", "select")}
 _SUBMODULES = {"datasets", "mechanisms", "ptr", "accountant", "errors", "results", "summary",
-               "estimators", "formula", "depth"}
+               "estimators", "formula", "depth", "selection", "bounds"}
 
-__all__ = ["dp_lm", "Budget", "Charge", "Ledger", "DPStatsError", "BudgetExceededError",
+__all__ = ["dp_lm", "select", "Budget", "Charge", "Ledger", "DPStatsError", "BudgetExceededError",
            "PrivacyLeakWarning", "NotPrivateWarning", "datasets", "mechanisms", "ptr",
            "__version__"]
 

@@ -20,13 +20,16 @@ and the released row count ``n_hat`` only:
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .errors import ValidationError
 from .selection import SELECTORS, Selection, get_selector
 
 __all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
-           "run_selection", "candidate_columns"]
+           "run_selection", "candidate_columns", "check_groups", "check_bounds_arg",
+           "check_bounds_for"]
 
 #: Values accepted by ``select=``.
 SELECT_CHOICES = ("auto", None, *SELECTORS)
@@ -79,10 +82,12 @@ def needs_row_count(selector: str | None, groups) -> bool:
 
 def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[int], *,
                   k: int, eps: float, rng, ledger, n_noisy=None, groups="auto",
-                  bounds="auto", stage: str = "selection") -> Selection:
+                  bounds="auto", names=None, stage: str = "selection") -> Selection:
     """Run ``selector`` on the candidate columns; returned indices refer to design columns."""
+    cols = [names[i] for i in candidates] if names is not None else None
     sel = get_selector(selector)(X[:, candidates], y, k=k, eps=eps, rng=rng, ledger=ledger,
-                                 n_noisy=n_noisy, groups=groups, bounds=bounds, stage=stage)
+                                 n_noisy=n_noisy, groups=groups, bounds=bounds, columns=cols,
+                                 stage=stage)
     mapped = tuple(candidates[i] for i in sel.indices)
     return Selection(indices=mapped, method=sel.method, eps=sel.eps, ordered=sel.ordered,
                      info=sel.info)
@@ -90,8 +95,26 @@ def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[
 
 def check_groups(groups) -> object:
     """Validate ``groups=`` (SubLasso) without touching data."""
-    if groups in ("auto", "sqrt") or (isinstance(groups, int) and not isinstance(groups, bool)
-                                      and groups >= 1):
+    if isinstance(groups, str) and groups in ("auto", "sqrt"):
         return groups
+    if isinstance(groups, numbers.Integral) and not isinstance(groups, bool) and groups >= 1:
+        return int(groups)
     raise ValidationError(f"groups must be 'auto' (n_hat/p groups), 'sqrt' (Kifer's sqrt(n) "
                           f"groups) or an integer >= 1; got {groups!r}")
+
+
+def check_bounds_arg(bounds: object) -> object:
+    """Type check of ``bounds=`` before anything else (the values are checked against the
+    design's columns by :func:`check_bounds_for` before any budget is charged)."""
+    if (isinstance(bounds, str) and bounds == "auto") or isinstance(bounds, tuple | list | dict):
+        return bounds
+    raise ValidationError(f"bounds must be 'auto' (private bounds), a pair (lo, hi) or a dict "
+                          f"{{'x': ..., 'y': ...}} of public bounds; got {bounds!r}")
+
+
+def check_bounds_for(bounds: object, columns, candidates: list[int]) -> None:
+    """Validate public ``bounds`` against the candidate columns (charges nothing)."""
+    if isinstance(bounds, str):
+        return
+    from .bounds import parse_bounds
+    parse_bounds(bounds, len(candidates), columns=[columns[i] for i in candidates])

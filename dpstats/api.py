@@ -16,6 +16,8 @@ from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
     candidate_columns,
+    check_bounds_arg,
+    check_bounds_for,
     check_groups,
     needs_row_count,
     resolve_selector,
@@ -35,21 +37,6 @@ __all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECT_CHOICES"]
 #: Default budget shares (003 section 4): private n, feature selection, regression.
 DEFAULT_SPLIT = {"n": 0.05, "selection": 0.05, "regression": 0.90}
 
-
-def check_bounds_arg(bounds: object) -> object:
-    """Shape check of ``bounds=`` before anything is charged (values are checked by the
-    stage that uses them, also before it charges)."""
-    if isinstance(bounds, str) and bounds == "auto":
-        return bounds
-    if isinstance(bounds, tuple | list | dict):
-        try:
-            from .bounds import check_public_bounds
-        except ImportError:  # pragma: no cover - bounds module not present
-            return bounds
-        check_public_bounds(bounds)
-        return bounds
-    raise ValidationError(f"bounds must be 'auto' (private bounds), a tuple (lo, hi) or a dict "
-                          f"{{'x': ..., 'y': ...}} of public bounds; got {bounds!r}")
 
 def _check_split(split: object) -> dict[str, float]:
     if split is None:
@@ -173,6 +160,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     if method == "ols":
         return _fit_ols(design, spec, eps, delta, notes, seeded)
     candidates = candidate_columns(design.columns, design.has_intercept)
+    check_bounds_for(bounds, design.columns, candidates)
     selector, skip_note = resolve_selector(select, len(candidates), k)
     if skip_note:
         notes.append(skip_note)
@@ -191,7 +179,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     if selector:
         selection = run_selection(selector, design.X, design.y, candidates, k=k, eps=eps_sel,
                                   rng=rng, ledger=ledger, n_noisy=n_noisy, groups=groups,
-                                  bounds=bounds)
+                                  bounds=bounds, names=design.columns)
         keep = sorted(set(range(p)) - set(candidates) | set(selection.indices))
     # 6. regression on the kept columns
     p_used = len(keep)

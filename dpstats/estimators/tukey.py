@@ -21,6 +21,7 @@ import numpy as np
 
 from ..accountant import Ledger
 from ..depth import log_depth_volumes, log_exact_volumes, max_depth
+from ..errors import ValidationError
 from ..mechanisms.tukey_em import restricted_tukey_em
 from ..ptr import ptr_check, ptr_parameters
 from . import Estimate
@@ -103,6 +104,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     if m < MIN_MODELS or t < 1:
         info["reason"] = "too_few_models"
         return Estimate(params=None, released=False, ptr=None, info=info)
+    if isinstance(centre, str) and centre != "auto":
+        raise ValidationError(f"centre must be 'auto', None or an array of public centres; got "
+                              f"{centre!r}")
     c = None
     if intercept_col is not None and X.shape[1] > 1 and centre is not None:
         if isinstance(centre, str):

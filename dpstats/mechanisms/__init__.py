@@ -9,8 +9,6 @@ from .additive import analytic_gaussian_sigma, gaussian, laplace, private_count
 from .centre import private_centre_value
 from .choice import exponential, peel_topk
 from .lipschitz import lipschitz_topk
-from .quantile import private_quantile, signed_log_grid
 
 __all__ = ["laplace", "gaussian", "analytic_gaussian_sigma", "private_count", "exponential",
-           "peel_topk", "lipschitz_topk", "private_quantile", "signed_log_grid",
-           "private_centre_value"]
+           "peel_topk", "lipschitz_topk", "private_centre_value"]
