@@ -166,7 +166,8 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         notes.append(skip_note)
     ledger = budget.ledger_for(eps, delta) if budget is not None else Ledger(eps, delta)
     # 4. budget split: stages not used give their share to the regression
-    use_n = m == "auto" or needs_row_count(selector, groups)
+    tukey = method == "tukey"
+    use_n = (tukey and m == "auto") or needs_row_count(selector, groups)
     eps_n = eps * shares["n"] if use_n else 0.0
     eps_sel = eps * shares["selection"] if selector else 0.0
     eps_reg = eps - eps_n - eps_sel
@@ -183,14 +184,14 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         keep = sorted(set(range(p)) - set(candidates) | set(selection.indices))
     # 6. regression on the kept columns
     p_used = len(keep)
-    m_used = (choose_m(n_noisy, p_used, eps_reg, delta, lemma, accounting) if m == "auto"
-              else m)
+    m_used = (choose_m(n_noisy, p_used, eps_reg, delta, lemma, accounting)
+              if tukey and m == "auto" else m)
     names = [design.columns[i] for i in keep]
     icol = names.index("Intercept") if design.has_intercept else None
     est = get_estimator(method)(design.X[:, keep], design.y, eps=eps_reg, delta=delta,
                                 rng=rng, ledger=ledger, m=m_used, lemma=lemma,
                                 accounting=accounting, intercept_col=icol, names=names,
-                                stage="regression")
+                                bounds=bounds, stage="regression")
     params = pd.Series(np.nan, index=design.columns, name="coef")
     if est.released:
         params[:] = 0.0

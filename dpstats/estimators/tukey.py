@@ -63,7 +63,8 @@ def jitter_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
-             centre: object = "auto", names=None, stage: str = "regression") -> Estimate:
+             centre: object = "auto", names=None, stage: str = "regression",
+             **_: object) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
