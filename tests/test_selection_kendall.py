@@ -341,3 +341,17 @@ def test_sensitivity_check_catches_broken_statistics(broken):
         warnings.simplefilter("ignore")           # scipy warns on constant inputs (tau-b NaN)
         worst = _worst_neighbour_gap(broken)
     assert worst > SENS_FIRST + 0.25       # the true statistic never exceeds 1.5 (above)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tiebroken_kernel_equals_the_rank_construction(seed):
+    from dpstats._kernels.kendall import kendall_scaled, kendall_scaled_tiebroken
+    from dpstats.selection.kendall import permuted_rows
+    g = np.random.default_rng(seed)
+    X = g.integers(0, 4, (300, 5)).astype(float)
+    y = g.integers(0, 3, 300).astype(float)
+    R, ry = tie_free_ranks(X, y, np.random.default_rng(seed + 10))
+    Xp, yp = permuted_rows(X, y, np.random.default_rng(seed + 10))
+    np.testing.assert_allclose(kendall_scaled_tiebroken(Xp, yp), kendall_scaled(R, ry))
+    np.testing.assert_allclose(kendall_scaled_tiebroken(Xp, Xp[:, 2]),
+                               kendall_scaled(R, R[:, 2]))

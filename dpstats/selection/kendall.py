@@ -17,7 +17,9 @@ permutation each pair's order depends only on the two rows involved, so the stat
 ordinary Kendall tau on tie-free data and Lemma 3.2 applies to every realisation; the mechanism
 is a mixture of eps-DP mechanisms, hence eps-DP. (Tau-b normalisation would break the proof.)
 
-Cost: O(k d n log n) time (one sort per pick, columns in parallel), O(n d) memory.
+Cost: O(k d n log n) time (one sort per pick, columns in parallel), O(n d) memory. Ties are
+broken inside the merge sort by comparing ``(value, row position)`` pairs, which gives exactly
+the statistics of the rank construction above without computing ranks.
 """
 
 from __future__ import annotations
@@ -49,6 +51,20 @@ def tie_free_ranks(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     R = stable_ranks(X[perm])
     ry = stable_ranks(y[perm][:, None])[:, 0]
     return R, ry
+
+
+def permuted_rows(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
+    """Rows of ``X`` (Fortran order) and ``y`` in a data-independent random order.
+
+    With ties broken by position in this order (:func:`~dpstats._kernels.kendall.
+    kendall_scaled_tiebroken`) the statistics equal those on :func:`tie_free_ranks` drawn with
+    the same generator state.
+    """
+    perm = rng.permutation(X.shape[0])
+    Xp = np.empty(X.shape, order="F")
+    for j in range(X.shape[1]):
+        Xp[:, j] = X[perm, j]
+    return Xp, y[perm]
 
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
@@ -88,10 +104,10 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
     """
     X, y, k = check_xy_k(X, y, k)
     eps = check_eps(eps)
-    from .._kernels.kendall import kendall_scaled
+    from .._kernels.kendall import kendall_scaled_tiebroken as tau
     d = X.shape[1]
-    R, ry = tie_free_ranks(X, y, rng)
-    base = np.abs(kendall_scaled(R, ry))
+    Xp, yp = permuted_rows(X, y, rng)
+    base = np.abs(tau(Xp, yp))
     redundancy = np.zeros(d)
     picked: list[int] = []
     for r in range(k):
@@ -104,6 +120,6 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
                         what=f"DPKendall round {r + 1} of {k}")
         picked.append(j)
         if r < k - 1:
-            redundancy += np.abs(kendall_scaled(R, R[:, j]))
+            redundancy += np.abs(tau(Xp, np.ascontiguousarray(Xp[:, j])))
     return Selection(indices=tuple(picked), method="kendall", eps=eps, ordered=True,
                      info={"rounds": k})

@@ -42,7 +42,7 @@ def sis_scores(X, y, bounds: Bounds) -> np.ndarray:
     return np.abs(xs.T @ ys)
 
 
-def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger | None,
+def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger | None = None,
            bounds="auto", bounds_share: float = 0.5, bounds_mode: str = "auto",
            q: float = 0.01, columns=None, stage: str = "selection", **_) -> Selection:
     """Select k candidate columns by DP-SIS (004 Algorithm 1), as an unordered set.
