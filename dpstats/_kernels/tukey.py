@@ -35,6 +35,8 @@ def group_order(labels: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 #: A column whose within-group range is at most this times its largest |value| is constant.
 _CONST_REL = 1e-12
+#: Singular values below this times the largest count as zero.
+_RCOND = 1e-12
 
 
 @njit(cache=True)
@@ -55,7 +57,11 @@ def _solve_group(Xg: np.ndarray, yg: np.ndarray) -> np.ndarray:
 
     Columns are scaled by their norms *within the group* before the SVD-based solve (the OLS
     solution is scale-equivariant, and the scaling depends on this group only, so each model
-    still depends on its own rows alone). A column that is constant within the group, other
+    still depends on its own rows alone). When the group is rank deficient (fewer rows than
+    columns, or collinear columns such as a full set of dummies next to the intercept) the
+    solution is the one of minimum norm in the *original* coordinates, so every group picks
+    the same representative (per-group scaling alone would pick a group-dependent one and
+    spread the models along the null direction). A column that is constant within the group, other
     than the first such column (the intercept), carries no information about its slope and is
     collinear with the intercept; it gets coefficient 0 instead of a share of the intercept
     (which, after scaling, would be ``intercept / (2 * value)`` and explodes for small values).
@@ -82,9 +88,26 @@ def _solve_group(Xg: np.ndarray, yg: np.ndarray) -> np.ndarray:
     beta = np.zeros(p)
     if n_g == 0:
         return beta
-    sol = np.linalg.lstsq(A, yg.copy(), rcond=1e-12)[0]
+    u, sv, vt = np.linalg.svd(A, full_matrices=False)
+    r = 0
+    while r < sv.shape[0] and sv[r] > _RCOND * sv[0]:
+        r += 1
+    if r == 0:
+        return beta
+    ut = np.ascontiguousarray(u[:, :r].T)
+    coef = (ut @ yg) / sv[:r]
+    sol = np.ascontiguousarray(vt[:r].T) @ coef
     for j in range(p):
         beta[j] = sol[j] / scale[j]
+    if r < p:  # rank deficient: the least-squares solution of minimum norm in the original
+        # coordinates (one gauge for every group), i.e. project onto D . rowspace(A)
+        B = np.empty((p, r))
+        for k in range(r):
+            for j in range(p):
+                B[j, k] = vt[k, j] * scale[j]
+        q, _ = np.linalg.qr(B)
+        q = np.ascontiguousarray(q)
+        beta = q @ (np.ascontiguousarray(q.T) @ beta)
     return beta
 
 
@@ -138,5 +161,12 @@ def group_ols_reference(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int
             drop = const.copy()
             drop[first] = False
             Xg[:, drop] = 0.0
-            out[g] = np.linalg.pinv(Xg / scale, rcond=1e-12) @ y[rows] / scale
+            A = Xg / scale
+            u, sv, vt = np.linalg.svd(A, full_matrices=False)
+            r = int(np.sum(sv > _RCOND * sv[0])) if sv.size and sv[0] > 0 else 0
+            beta = (vt[:r].T @ ((u[:, :r].T @ y[rows]) / sv[:r])) / scale
+            if 0 < r < p:
+                q, _ = np.linalg.qr((vt[:r] * scale).T)
+                beta = q @ (q.T @ beta)
+            out[g] = beta
     return out
