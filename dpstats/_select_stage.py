@@ -29,7 +29,7 @@ from .selection import SELECTORS, Selection, get_selector
 
 __all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
            "run_selection", "candidate_columns", "check_groups", "check_bounds_arg",
-           "check_bounds_for"]
+           "check_bounds_for", "bounds_for_kept"]
 
 #: Values accepted by ``select=``.
 SELECT_CHOICES = ("auto", None, *SELECTORS)
@@ -118,3 +118,19 @@ def check_bounds_for(bounds: object, columns, candidates: list[int]) -> None:
         return
     from .bounds import parse_bounds
     parse_bounds(bounds, len(candidates), columns=[columns[i] for i in candidates])
+
+
+def bounds_for_kept(bounds: object, columns, candidates: list[int], keep: list[int]):
+    """Public ``bounds`` restricted to the kept non-intercept columns (a ``Bounds``), or
+    ``"auto"`` unchanged. Validated already by :func:`check_bounds_for`."""
+    if isinstance(bounds, str):
+        return bounds
+    from .bounds import Bounds, parse_bounds
+    b = parse_bounds(bounds, len(candidates), columns=[columns[i] for i in candidates])
+    pos = {c: i for i, c in enumerate(candidates)}
+    kept = [pos[j] for j in keep if j in pos]
+
+    def pick(a):
+        return None if a is None else np.asarray(a)[kept].copy()
+
+    return Bounds(pick(b.x_lo), pick(b.x_hi), b.y_lo, b.y_hi, source=b.source)

@@ -15,6 +15,7 @@ import pandas as pd
 from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
+    bounds_for_kept,
     candidate_columns,
     check_bounds_arg,
     check_bounds_for,
@@ -36,6 +37,16 @@ __all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECT_CHOICES"]
 
 #: Default budget shares (003 section 4): private n, feature selection, regression.
 DEFAULT_SPLIT = {"n": 0.05, "selection": 0.05, "regression": 0.90}
+
+
+def _clip_box(info: dict, p: int, keep: list[int]):
+    """The released clipping box over all design columns (None when the method has none)."""
+    lo, hi = info.get("clip_lo"), info.get("clip_hi")
+    if lo is None or hi is None:
+        return None
+    full_lo, full_hi = np.full(p, -np.inf), np.full(p, np.inf)
+    full_lo[keep], full_hi[keep] = lo, hi
+    return full_lo, full_hi
 
 
 def _check_split(split: object) -> dict[str, float]:
@@ -85,9 +96,11 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         never a candidate and is always kept.
     k : int, default 5
         Number of terms to select (design columns; a categorical contributes one per level).
-    method : {"tukey", "ols"}
-        ``"tukey"``: the Tukey-depth mechanism with propose-test-release. ``"ols"``: plain
-        least squares, NOT PRIVATE (a baseline; it warns and says so in the summary).
+    method : {"tukey", "adassp", "bas", "ols"}
+        ``"tukey"``: the Tukey-depth mechanism with propose-test-release (no bounds needed).
+        ``"adassp"``: AdaSSP (Wang 2018); ``"bas"``: Boosted AdaSSP (003), both on columns
+        clipped to public or private ``bounds`` (predictions clip to the released box).
+        ``"ols"``: plain least squares, NOT PRIVATE (a baseline; it warns and says so).
     m : "auto" or int
         Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count.
     split : dict, optional
@@ -188,14 +201,17 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
               if tukey and m == "auto" else m)
     names = [design.columns[i] for i in keep]
     icol = names.index("Intercept") if design.has_intercept else None
+    est_bounds = bounds_for_kept(bounds, design.columns, candidates, keep)
     est = get_estimator(method)(design.X[:, keep], design.y, eps=eps_reg, delta=delta,
                                 rng=rng, ledger=ledger, m=m_used, lemma=lemma,
                                 accounting=accounting, intercept_col=icol, names=names,
-                                bounds=bounds, stage="regression")
+                                bounds=est_bounds, stage="regression")
     params = pd.Series(np.nan, index=design.columns, name="coef")
+    clip = None
     if est.released:
         params[:] = 0.0
         params.iloc[keep] = est.params
+        clip = _clip_box(est.info, p, keep)
     else:
         reason = est.info.get("reason")
         if reason == "too_few_models":
@@ -215,7 +231,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         n_noisy=n_noisy, m=est.info.get("m"), depth=est.info.get("depth"),
         max_depth=est.info.get("max_depth"), seeded=seeded,
         split={"n": eps_n, "selection": eps_sel, "regression": eps_reg}, notes=tuple(notes),
-        unreleased_reason=None if est.released else est.info.get("reason"))
+        unreleased_reason=None if est.released else est.info.get("reason"), clip=clip)
 
 
 def _fit_ols(design, spec, eps, delta, notes, seeded) -> DPLMResult:

@@ -121,6 +121,9 @@ class DPLMResult:
     notes: tuple[str, ...] = ()
     #: Why nothing was released: "ptr_failed", "too_few_models" or None.
     unreleased_reason: str | None = None
+    #: Released clipping box ``(lo, hi)`` over the design columns for methods that fit the
+    #: winsorised predictor (AdaSSP, BAS); ``predict`` and ``score`` clip inputs to it.
+    clip: tuple | None = None
 
     # -- budget ----------------------------------------------------------------------------
     @property
@@ -145,9 +148,10 @@ class DPLMResult:
         """Predictions ``X_new @ params`` for user-supplied data (not a private release).
 
         Rows with missing inputs get NaN. When the PTR check failed all predictions are NaN.
+        Methods fitted on clipped inputs (AdaSSP, BAS) clip ``X_new`` to the released box first.
         """
         from .formula import design_for_new_data
-        X = design_for_new_data(self.spec, newdata)
+        X = self._clipped(design_for_new_data(self.spec, newdata))
         pred = X @ self.params.to_numpy()
         index = newdata.index if len(newdata) == len(pred) else None
         return pd.Series(pred, index=index, name="predicted")
@@ -165,9 +169,14 @@ class DPLMResult:
                                   "newdata needs the label and every model variable")
         if not self.released:
             return float("nan")
-        resid = y - X @ self.params.to_numpy()
+        resid = y - self._clipped(X) @ self.params.to_numpy()
         tss = float(np.sum((y - y.mean()) ** 2))
         return 1.0 - float(resid @ resid) / tss if tss > 0 else float("nan")
+
+    def _clipped(self, X: np.ndarray) -> np.ndarray:
+        if self.clip is None:
+            return X
+        return np.clip(X, self.clip[0], self.clip[1])
 
     def tidy(self) -> pd.DataFrame:
         """One row per design column: term, estimate, selected (and its selection rank)."""

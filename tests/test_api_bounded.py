@@ -1,0 +1,44 @@
+"""dp_lm with the bounded estimators (AdaSSP, BAS): released box, clipped predictions, public
+bounds carried through selection."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats as dp
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(3)
+    n = 40000
+    df = pd.DataFrame(rng.uniform(-2, 2, (n, 6)), columns=[f"x{i}" for i in range(6)])
+    df["y"] = 1.0 + 0.8 * df.x1 - 0.5 * df.x4 + 0.1 * rng.standard_normal(n)
+    return df
+
+
+@pytest.mark.parametrize("method", ["adassp", "bas"])
+def test_bounded_methods_fit_and_clip_predictions(frame, method):
+    fit = dp.dp_lm("y ~ .", frame, eps=50.0, method=method, select=None, random_state=0)
+    assert fit.released and fit.ptr is None and fit.clip is not None
+    assert fit.spent == pytest.approx((50.0, 1e-5))
+    assert fit.score(frame.iloc[:5000]) > 0.95
+    lo, hi = fit.clip
+    far = frame.iloc[:3].copy()
+    far[[f"x{i}" for i in range(6)]] = 1e6
+    X = np.column_stack([np.ones(3), np.clip(far.iloc[:, :6].to_numpy(), lo[1:], hi[1:])])
+    np.testing.assert_allclose(fit.predict(far).to_numpy(), X @ fit.params.to_numpy())
+    assert "not used by this method" in str(fit.summary())
+
+
+def test_public_array_bounds_follow_the_selected_columns(frame):
+    arr = np.tile([-2.0, 2.0], (6, 1))
+    fit = dp.dp_lm("y ~ .", frame, eps=50.0, method="adassp", select="kendall", k=2,
+                   bounds={"x": arr, "y": (-4.0, 6.0)}, random_state=1)
+    assert sorted(fit.selected) == ["x1", "x4"] and fit.released
+    np.testing.assert_allclose(fit.params[["x1", "x4"]], [0.8, -0.5], atol=0.05)
+
+
+def test_tukey_has_no_clip_box(frame):
+    fit = dp.dp_lm("y ~ x1 + x4", frame, eps=5.0, random_state=0)
+    assert fit.clip is None
