@@ -24,13 +24,15 @@ from .errors import (
 
 __version__ = "0.1.0"
 
-_LAZY = {"dp_lm": ("api", "dp_lm"), "select": ("selection_api", "select")}
+_LAZY = {"dp_lm": ("api", "dp_lm"), "select": ("selection_api", "select"),
+         "dp_glm": ("glm_api", "dp_glm"), "DPGLMResult": ("glm_result", "DPGLMResult"),
+         "DPLMResult": ("results", "DPLMResult")}
 _SUBMODULES = {"datasets", "mechanisms", "ptr", "accountant", "errors", "results", "summary",
                "estimators", "formula", "depth", "selection", "bounds"}
 
-__all__ = ["dp_lm", "select", "Budget", "Charge", "Ledger", "DPStatsError", "BudgetExceededError",
-           "PrivacyLeakWarning", "NotPrivateWarning", "datasets", "mechanisms", "ptr",
-           "__version__"]
+__all__ = ["dp_lm", "dp_glm", "select", "DPLMResult", "DPGLMResult", "Budget", "Charge", "Ledger",
+           "DPStatsError", "BudgetExceededError", "PrivacyLeakWarning", "NotPrivateWarning",
+           "datasets", "mechanisms", "ptr", "__version__"]
 
 
 def __getattr__(name: str):

@@ -96,11 +96,13 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         never a candidate and is always kept.
     k : int, default 5
         Number of terms to select (design columns; a categorical contributes one per level).
-    method : {"tukey", "adassp", "bas", "ols"}
+    method : {"tukey", "adassp", "bas", "fw", "dpgd", "ols"}
         ``"tukey"``: the Tukey-depth mechanism with propose-test-release (no bounds needed).
         ``"adassp"``: AdaSSP (Wang 2018); ``"bas"``: Boosted AdaSSP (003), both on columns
-        clipped to public or private ``bounds`` (predictions clip to the released box).
-        ``"ols"``: plain least squares, NOT PRIVATE (a baseline; it warns and says so).
+        clipped to public or private ``bounds`` (predictions clip to the released box);
+        ``"fw"``: private Frank-Wolfe on an L1 ball (001); ``"dpgd"``: DP gradient descent,
+        a baseline that needs tuning. ``"ols"``: plain least squares, NOT PRIVATE (a
+        baseline; it warns and says so).
     m : "auto" or int
         Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count.
     split : dict, optional
@@ -180,7 +182,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     ledger = budget.ledger_for(eps, delta) if budget is not None else Ledger(eps, delta)
     # 4. budget split: stages not used give their share to the regression
     tukey = method == "tukey"
-    use_n = (tukey and m == "auto") or needs_row_count(selector, groups)
+    use_n = (tukey and m == "auto") or method == "dpgd" or needs_row_count(selector, groups)
     eps_n = eps * shares["n"] if use_n else 0.0
     eps_sel = eps * shares["selection"] if selector else 0.0
     eps_reg = eps - eps_n - eps_sel
@@ -205,7 +207,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     est = get_estimator(method)(design.X[:, keep], design.y, eps=eps_reg, delta=delta,
                                 rng=rng, ledger=ledger, m=m_used, lemma=lemma,
                                 accounting=accounting, intercept_col=icol, names=names,
-                                bounds=est_bounds, stage="regression")
+                                bounds=est_bounds, n_noisy=n_noisy, stage="regression")
     params = pd.Series(np.nan, index=design.columns, name="coef")
     clip = None
     if est.released:

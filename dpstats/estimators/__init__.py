@@ -16,7 +16,7 @@ from ..results import PTRReport
 __all__ = ["Estimate", "get_estimator", "PRIVATE_METHODS", "METHODS"]
 
 #: Private methods, each a module of this package with an ``estimate`` function.
-PRIVATE_METHODS = ("tukey", "adassp", "bas")
+PRIVATE_METHODS = ("tukey", "adassp", "bas", "fw", "dpgd")
 #: Every accepted method name; "ols" is the non-private baseline.
 METHODS = PRIVATE_METHODS + ("ols",)
 
