@@ -55,6 +55,7 @@ from ..accountant import Ledger, advanced_composition
 from ..bounds import private_bounds, to_unit
 from ..errors import ValidationError
 from ..mechanisms import analytic_gaussian_sigma, exponential, gaussian
+from ..mechanisms.plan import ReleasePlan
 from ..validation import check_choice, check_delta, check_eps
 from . import Estimate
 from .adassp import check_inputs, histogram_bounds, parse_for
@@ -327,33 +328,33 @@ def estimate(X, y, *, eps: float, delta: float, rng: np.random.Generator,
     eps_iter, delta_fw = fw_iteration_eps(eps1, delta1, T)
     sens = score_sensitivity(loss, radius)
     comp = "advanced composition" if delta_fw > 0 else "basic composition"
-    if ledger is not None:
-        ledger.charge(f"exponential x {T} (composed)", eps1, delta_fw, stage=stage,
-                      detail=f"Frank-Wolfe vertex choices, {loss} loss, L1 radius {radius:g}; "
-                             f"score sensitivity {sens:.4g}; eps {eps_iter:.4g} each, {comp}")
+    choices = ReleasePlan(
+        f"exponential x {T} (composed)", T, eps1, delta_fw, ledger, stage=stage,
+        detail=f"Frank-Wolfe vertex choices, {loss} loss, L1 radius {radius:g}; "
+               f"score sensitivity {sens:.4g}; eps {eps_iter:.4g} each, {comp}")
     plan = screen_plan(eps2, delta2, len(at), loss, radius, p) if at else None
-    if plan is not None and ledger is not None:
-        ledger.charge(f"gaussian x {plan.releases} (composed)", eps2, delta2,
-                      stage=f"{stage}: screening",
-                      detail=f"screening components; L2 sensitivity {plan.sensitivity:.4g} "
-                             f"(first {plan.sensitivity_first:.4g}); (eps, delta) = "
-                             f"({plan.eps_iter:.4g}, {plan.delta_iter:.3g}) each, "
-                             f"{plan.composition} composition")
-    # 5. the loop: single releases are covered by the composed charges above, so the
-    #    mechanisms get no ledger here; the number of releases is checked against the plan
-    calls = [0]
-
+    screens = None
+    if plan is not None:
+        screens = ReleasePlan(
+            f"gaussian x {plan.releases} (composed)", len(at), eps2, delta2, ledger,
+            stage=f"{stage}: screening",
+            detail=f"screening components; L2 sensitivity {plan.sensitivity:.4g} "
+                   f"(first {plan.sensitivity_first:.4g}); (eps, delta) = "
+                   f"({plan.eps_iter:.4g}, {plan.delta_iter:.3g}) each, "
+                   f"{plan.composition} composition")
+    # 5. the loop: single releases are covered by the plans above (charged up front), so the
+    #    mechanisms get no ledger here; the number of releases is checked against the plans
     def choose(scores):
-        calls[0] += 1
+        choices.take()
         return exponential(-scores, sens, eps_iter, rng, None, what="Frank-Wolfe vertex")
 
     screener = PrivateScreener(Xt, loss, radius, plan, rng, None, stage) if plan else None
     w, mask = frank_wolfe(Xt, yu, loss=loss, radius=radius, T=T, choose=choose, screen_at=at,
                           screener=screener, protect=icol)
-    n_screens = screener.calls if screener is not None else 0
-    if (calls[0], n_screens) != (T, len(at)):        # the composed charges cover exactly these
-        raise RuntimeError(f"internal accounting error: {calls[0]} + {n_screens} releases, "
-                           f"expected {T} + {len(at)}")
+    choices.finish()                      # the composed charges cover exactly these releases
+    if screens is not None:
+        screens.used = screener.calls
+        screens.finish()
     # 6. back to the original scale (post-processing of released choices)
     params = np.zeros(p)
     hy, my = ((y_hi - y_lo) / 2, (y_lo + y_hi) / 2) if loss == "squared" else (1.0, 0.0)

@@ -35,6 +35,7 @@ from ..accountant import Ledger
 from ..choose_m import SAFETY, models_needed
 from ..depth import log_depth_volumes, log_exact_volumes, max_depth
 from ..errors import ValidationError
+from ..mechanisms.plan import forfeit
 from ..mechanisms.tukey_em import restricted_tukey_em
 from ..ptr import ptr_check, ptr_parameters
 from . import Estimate
@@ -171,9 +172,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     report = ptr_check(logV, logW, t=t, params=params, rng=rng, ledger=ledger, lemma=lemma,
                        stage=stage)
     if not report.passed:
-        if ledger is not None:
-            ledger.charge("restricted exponential", params.eps_em, delta, stage=stage,
-                          detail="not run: PTR failed (its share counts as spent)")
+        forfeit(ledger, "restricted exponential", params.eps_em, delta, stage=stage,
+                      detail="not run: PTR failed (its share counts as spent)")
         info["reason"] = "ptr_failed"
         return Estimate(params=None, released=False, ptr=report, info=info)
     point, depth = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
