@@ -20,6 +20,17 @@ from .errors import PredictionError
 __all__ = ["PTRReport", "SelectionReport", "DPLMResult"]
 
 
+def charges_total(charges) -> tuple[float, float]:
+    """(eps, delta) of a list of charges under basic composition."""
+    return (math.fsum(c.eps for c in charges), math.fsum(c.delta for c in charges))
+
+
+def charges_frame(charges) -> pd.DataFrame:
+    """Charges as a DataFrame: stage, mechanism, eps, delta, detail."""
+    cols = ["stage", "mechanism", "eps", "delta", "detail"]
+    return pd.DataFrame([{k: getattr(c, k) for k in cols} for c in charges], columns=cols)
+
+
 @dataclass(frozen=True)
 class PTRReport:
     """Outcome of a propose-test-release check.
@@ -129,14 +140,12 @@ class DPLMResult:
     @property
     def spent(self) -> tuple[float, float]:
         """(eps, delta) actually charged by this fit (basic composition of its ledger)."""
-        return (math.fsum(c.eps for c in self.charges), math.fsum(c.delta for c in self.charges))
+        return charges_total(self.charges)
 
     @property
     def ledger(self) -> pd.DataFrame:
         """The fit's charges: stage, mechanism, eps, delta, detail."""
-        cols = ["stage", "mechanism", "eps", "delta", "detail"]
-        return pd.DataFrame([{k: getattr(c, k) for k in cols} for c in self.charges],
-                            columns=cols)
+        return charges_frame(self.charges)
 
     @property
     def formula(self) -> str:

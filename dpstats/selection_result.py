@@ -6,12 +6,12 @@ Like every result it holds released values and public metadata only: no scores, 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from .accountant import Charge
+from .results import charges_frame, charges_total
 
 __all__ = ["SelectionResult"]
 
@@ -58,14 +58,12 @@ class SelectionResult:
     @property
     def spent(self) -> tuple[float, float]:
         """(eps, delta) charged by this call."""
-        return (math.fsum(c.eps for c in self.charges), math.fsum(c.delta for c in self.charges))
+        return charges_total(self.charges)
 
     @property
     def ledger(self) -> pd.DataFrame:
         """The charges: stage, mechanism, eps, delta, detail."""
-        cols = ["stage", "mechanism", "eps", "delta", "detail"]
-        return pd.DataFrame([{k: getattr(c, k) for k in cols} for c in self.charges],
-                            columns=cols)
+        return charges_frame(self.charges)
 
     def summary(self):
         """A :class:`~dpstats.summary.Summary` (text with ``print``, HTML in a notebook)."""

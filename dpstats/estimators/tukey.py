@@ -65,7 +65,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", names=None, stage: str = "regression",
-             **_: object) -> Estimate:
+             fitter=None, **_: object) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
@@ -92,6 +92,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         The released coefficients are always on the original scale.
     names : sequence of str, optional
         Column names, for the ledger.
+    fitter : callable, optional
+        ``fitter(X, y, m, rng) -> (m, p) models``, the non-private per-group fit; default
+        :func:`fit_models` (OLS). The privacy analysis only needs each model to depend on its
+        own group's rows, so other fits (e.g. logistic, :mod:`.tukey_glm`) plug in here.
 
     Returns
     -------
@@ -120,7 +124,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
             c = np.asarray(centre, dtype=np.float64).copy()
             c[intercept_col] = 0.0
         info["centre"] = c
-    models = fit_models(X, y, m, rng)
+    models = (fit_models if fitter is None else fitter)(X, y, m, rng)
     if c is not None:
         # Re-parametrise each model by its prediction at c: a fixed linear map of each group's
         # own model, so one row still changes one model. Done after the fit, not by fitting on
@@ -135,7 +139,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                        stage=stage)
     if not report.passed:
         forfeit(ledger, "restricted exponential", params.eps_em, delta, stage=stage,
-                      detail="not run: PTR failed (its share counts as spent)")
+                detail="not run: PTR failed (its share counts as spent)")
         info["reason"] = "ptr_failed"
         return Estimate(params=None, released=False, ptr=report, info=info)
     point, depth = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,

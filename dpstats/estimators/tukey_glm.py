@@ -2,7 +2,7 @@
 
 002 (section 5) proposes extending the Tukey mechanism beyond linear regression: it only needs
 non-private models that are vectors in R^p. This module is :func:`dpstats.estimators.tukey.estimate`
-with one change, the per-group fit:
+with one change, the per-group fit (passed to it as ``fitter``):
 
 1. Each row draws a group label uniformly from {0..m-1} (one row changes one model).
 2. A lightly ridge-regularised logistic regression on every group at once
@@ -33,14 +33,10 @@ import numpy as np
 
 from ..accountant import Ledger
 from ..choose_m import SAFETY, models_needed
-from ..depth import log_depth_volumes, log_exact_volumes, max_depth
 from ..errors import ValidationError
-from ..mechanisms.plan import forfeit
-from ..mechanisms.tukey_em import restricted_tukey_em
-from ..ptr import ptr_check, ptr_parameters
 from . import Estimate
-from ._centre import CENTRE_SHARE, private_centre
-from .tukey import MIN_MODELS, jitter_sort, partition_labels
+from .tukey import estimate as tukey_estimate
+from .tukey import partition_labels
 
 __all__ = ["estimate", "fit_logistic_models", "choose_m_glm", "ROWS_PER_COLUMN_GLM"]
 
@@ -143,46 +139,11 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     (True, True)
     """
     check_options(lemma, accounting, centre, ridge)
-    m = int(m)
-    D = max_depth(m)
-    t = D // 2
-    info = {"m": m, "max_depth": D, "t": t}
-    params = ptr_parameters(eps, delta, accounting)
-    if m < MIN_MODELS or t < 1:
-        info["reason"] = "too_few_models"
-        return Estimate(params=None, released=False, ptr=None, info=info)
-    c = None
-    if intercept_col is not None and X.shape[1] > 1 and centre is not None:
-        if isinstance(centre, str):
-            eps_c = CENTRE_SHARE * eps
-            c = private_centre(X, intercept_col, eps_c, rng, ledger, names=names, stage=stage)
-            eps -= eps_c
-            params = ptr_parameters(eps, delta, accounting)
-        else:
-            c = np.asarray(centre, dtype=np.float64).copy()
-            c[intercept_col] = 0.0
-        info["centre"] = c
-    models = fit_logistic_models(X, y, m, rng, float(ridge))
-    if c is not None:
-        # log-odds at c instead of at 0: a fixed linear map of each group's own model
-        models[:, intercept_col] += models @ c
-    S = jitter_sort(models, rng)
-    logV = log_depth_volumes(S)
-    logW = log_exact_volumes(logV)
-    report = ptr_check(logV, logW, t=t, params=params, rng=rng, ledger=ledger, lemma=lemma,
-                       stage=stage)
-    if not report.passed:
-        forfeit(ledger, "restricted exponential", params.eps_em, delta, stage=stage,
-                      detail="not run: PTR failed (its share counts as spent)")
-        info["reason"] = "ptr_failed"
-        return Estimate(params=None, released=False, ptr=report, info=info)
-    point, depth = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
-                                       monotone=params.monotone, stage=stage)
-    if point is None:
-        info["reason"] = "zero_volume"
-        return Estimate(params=None, released=False, ptr=report, info=info)
-    info["depth"] = depth
-    if c is not None:  # back to log-odds at 0 (post-processing)
-        point = point.copy()
-        point[intercept_col] -= float(c @ point)
-    return Estimate(params=point, released=True, ptr=report, info=info)
+    ridge = float(ridge)
+
+    def fitter(Xf, yf, mf, rngf):
+        return fit_logistic_models(Xf, yf, mf, rngf, ridge)
+
+    return tukey_estimate(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m,
+                          lemma=lemma, accounting=accounting, intercept_col=intercept_col,
+                          centre=centre, names=names, stage=stage, fitter=fitter)
