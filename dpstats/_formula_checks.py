@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from formulaic.transforms import TRANSFORMS
 
+from ._finite import nonfinite_columns
 from .errors import DataError, StatefulTransformError
 
 # Calls refused wherever they appear, matched on the last dotted component (``np.mean``,
@@ -83,7 +84,7 @@ def _check_feature_dtypes(data: pd.DataFrame, cols: list[str], arg: str) -> None
 
 
 def _finite_or_raise(mat: np.ndarray, names: list[str], arg: str) -> None:
-    bad = ~np.isfinite(mat).all(axis=0)
+    bad = nonfinite_columns(mat)
     if bad.any():
         cols = [n for n, b in zip(names, bad, strict=True) if b]
         raise DataError(f"columns {cols} of `{arg}` contain infinite values; drop those rows or "
