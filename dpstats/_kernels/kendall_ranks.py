@@ -19,7 +19,7 @@ integer, and those of :func:`~dpstats._kernels.kendall.kendall_scaled` on the ra
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 
@@ -44,18 +44,20 @@ def _float_key(v):
 
 
 @njit(cache=True, boundscheck=False)
-def _radix_order(keys, idx, keys2, idx2):
-    """Stable LSD radix sort of ``keys``, carrying ``idx``; returns the sorted ``idx``."""
+def _radix_order(keys, idx, keys2, idx2, hist, off):
+    """Stable LSD radix sort of ``keys``, carrying ``idx``; returns the sorted ``idx``.
+
+    ``hist`` (passes x 2**_DIGIT_BITS) and ``off`` (2**_DIGIT_BITS) are scratch space.
+    """
     n = keys.shape[0]
     nb = 1 << _DIGIT_BITS
     mask = np.uint64(nb - 1)
-    npass = (64 + _DIGIT_BITS - 1) // _DIGIT_BITS
-    hist = np.zeros((npass, nb), dtype=np.int64)
+    npass = hist.shape[0]
+    hist[:] = 0
     for i in range(n):
         k = keys[i]
         for p in range(npass):
             hist[p, (k >> np.uint64(p * _DIGIT_BITS)) & mask] += 1
-    off = np.empty(nb, dtype=np.int64)
     for p in range(npass):
         trivial = False
         s = 0
@@ -79,27 +81,64 @@ def _radix_order(keys, idx, keys2, idx2):
     return idx
 
 
+@njit(cache=True, boundscheck=False)
+def _merge_order(keys, idx, idx2):
+    """Stable bottom-up merge sort of ``idx`` by ``keys[idx]`` (few rows); returns it."""
+    n = idx.shape[0]
+    src, dst = idx, idx2
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if keys[src[j]] < keys[src[i]]:
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
 @njit(cache=True, parallel=True, boundscheck=False)
-def _ranks_kernel(X, perm, R):
-    n, d = X.shape
-    for j in prange(d):
-        if n < _RADIX_MIN_ROWS:
-            col = np.empty(n, dtype=np.float64)
-            for i in range(n):
-                col[i] = X[perm[i], j] + 0.0
-            order = np.argsort(col, kind="mergesort")
-            for r in range(n):
-                R[j, order[r]] = r
-        else:
-            keys = np.empty(n, dtype=np.uint64)
-            idx = np.empty(n, dtype=np.int32)
+def _ranks_kernel(X, perm, R, chunks):
+    n, d = X.shape                              # scratch space once per chunk of columns
+    npass = (64 + _DIGIT_BITS - 1) // _DIGIT_BITS
+    for ch in prange(chunks):
+        keys = np.empty(n, dtype=np.uint64)
+        keys2 = np.empty(n, dtype=np.uint64)
+        idx = np.empty(n, dtype=np.int32)
+        idx2 = np.empty(n, dtype=np.int32)
+        hist = np.empty((npass, 1 << _DIGIT_BITS), dtype=np.int64)
+        off = np.empty(1 << _DIGIT_BITS, dtype=np.int64)
+        for j in range(ch * d // chunks, (ch + 1) * d // chunks):
             for i in range(n):
                 keys[i] = _float_key(X[perm[i], j])
                 idx[i] = i
-            order = _radix_order(keys, idx, np.empty(n, dtype=np.uint64),
-                                 np.empty(n, dtype=np.int32))
+            if n < _RADIX_MIN_ROWS:
+                order = _merge_order(keys, idx, idx2)
+            else:
+                order = _radix_order(keys, idx, keys2, idx2, hist, off)
             for r in range(n):
                 R[j, order[r]] = r
+
+
+def _chunks(columns: int) -> int:
+    """Column chunks for a parallel loop: a few per thread (each allocates scratch once)."""
+    return max(1, min(columns, 8 * get_num_threads()))
 
 
 def permuted_ranks(X, perm=None) -> np.ndarray:
@@ -144,7 +183,7 @@ def permuted_ranks(X, perm=None) -> np.ndarray:
     if perm.shape != (n,):
         raise ValueError(f"perm must be a permutation of the {n} rows; got shape {perm.shape}")
     R = np.empty((X.shape[1], n), dtype=np.int32)
-    _ranks_kernel(X, perm, R)
+    _ranks_kernel(X, perm, R, _chunks(X.shape[1]))
     return R
 
 
@@ -200,18 +239,21 @@ def _inversions(a, buf):
 
 
 @njit(cache=True, parallel=True, boundscheck=False)
-def _discordant_kernel(R, pivot, cols):
+def _discordant_kernel(R, pivot, cols, chunks):
     n = pivot.shape[0]
     order = np.empty(n, dtype=np.int64)
     for i in range(n):
         order[pivot[i]] = i
-    out = np.empty(cols.shape[0], dtype=np.int64)
-    for t in prange(cols.shape[0]):
-        c = cols[t]
+    m = cols.shape[0]
+    out = np.empty(m, dtype=np.int64)
+    for ch in prange(chunks):                   # scratch space once per chunk of columns
         a = np.empty(n, dtype=np.int32)
-        for i in range(n):
-            a[i] = R[c, order[i]]
-        out[t] = _inversions(a, np.empty(n, dtype=np.int32))
+        buf = np.empty(n, dtype=np.int32)
+        for t in range(ch * m // chunks, (ch + 1) * m // chunks):
+            c = cols[t]
+            for i in range(n):
+                a[i] = R[c, order[i]]
+            out[t] = _inversions(a, buf)
     return out
 
 
@@ -247,4 +289,4 @@ def discordant_ranked(R: np.ndarray, pivot: np.ndarray, cols=None) -> np.ndarray
                          f"{pivot.shape}")
     cols = (np.arange(R.shape[0], dtype=np.int64) if cols is None
             else np.asarray(cols, dtype=np.int64).reshape(-1))
-    return _discordant_kernel(R, pivot, cols)
+    return _discordant_kernel(R, pivot, cols, _chunks(cols.shape[0]))
