@@ -80,12 +80,24 @@ def needs_row_count(selector: str | None, groups) -> bool:
     return selector == "auto" or (selector == "sublasso" and isinstance(groups, str))
 
 
+def _columns(X: np.ndarray, idx: list[int]) -> np.ndarray:
+    """``X[:, idx]``, as a view (no copy of the data) when ``idx`` is a run of columns.
+
+    >>> X = np.arange(6.0).reshape(2, 3)
+    >>> np.shares_memory(_columns(X, [1, 2]), X), _columns(X, [0, 2]).tolist()
+    (True, [[0.0, 2.0], [3.0, 5.0]])
+    """
+    if idx and list(idx) == list(range(idx[0], idx[0] + len(idx))):
+        return X[:, idx[0]:idx[0] + len(idx)]
+    return X[:, idx]
+
+
 def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[int], *,
                   k: int, eps: float, rng, ledger, n_noisy=None, groups="auto",
                   bounds="auto", names=None, stage: str = "selection") -> Selection:
     """Run ``selector`` on the candidate columns; returned indices refer to design columns."""
     cols = [names[i] for i in candidates] if names is not None else None
-    sel = get_selector(selector)(X[:, candidates], y, k=k, eps=eps, rng=rng, ledger=ledger,
+    sel = get_selector(selector)(_columns(X, candidates), y, k=k, eps=eps, rng=rng, ledger=ledger,
                                  n_noisy=n_noisy, groups=groups, bounds=bounds, columns=cols,
                                  stage=stage)
     mapped = tuple(candidates[i] for i in sel.indices)

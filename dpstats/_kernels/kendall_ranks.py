@@ -179,7 +179,7 @@ def permuted_ranks(X, perm=None) -> np.ndarray:
         raise ValueError("ranks need data without NaN; drop or impute them first")
     if perm is None:
         perm = np.arange(n, dtype=np.int64)
-    perm = np.asarray(perm, dtype=np.int64)
+    perm = np.ascontiguousarray(perm, dtype=np.int64)
     if perm.shape != (n,):
         raise ValueError(f"perm must be a permutation of the {n} rows; got shape {perm.shape}")
     R = np.empty((X.shape[1], n), dtype=np.int32)
