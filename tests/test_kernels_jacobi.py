@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpstats._kernels.blas_threads import _openblas_controls, single_threaded_blas
+from dpstats._blas_threads import _openblas_controls, single_threaded_blas
 from dpstats._kernels.jacobi_svd import householder_qr, jacobi_svd, jacobi_svd_reference
 from dpstats._kernels.tukey import JACOBI_MAX_COLS, group_ols, group_ols_reference
 

@@ -216,11 +216,11 @@ def group_ols(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> np.nd
     Groups with at most :data:`JACOBI_MAX_COLS` columns are solved by Householder QR and a
     one-sided Jacobi SVD written in numba (no LAPACK call: two to five times faster on k + 1
     columns); wider ones call LAPACK's SVD with OpenBLAS held to one thread
-    (:func:`~dpstats._kernels.blas_threads.single_threaded_blas`).
+    (:func:`~dpstats._blas_threads.single_threaded_blas`).
     """
     if X.shape[1] <= JACOBI_MAX_COLS:
         return _group_ols_kernel(X, y, labels, m)
-    from .blas_threads import single_threaded_blas
+    from .._blas_threads import single_threaded_blas
     with single_threaded_blas():
         return _group_ols_kernel(X, y, labels, m)
 
