@@ -8,7 +8,13 @@ from dpstats._kernels.kendall import (
     kendall_scaled_tiebroken,
     stable_ranks_reference,
 )
-from dpstats._kernels.kendall_ranks import _RADIX_MIN_ROWS, discordant_ranked, permuted_ranks
+from dpstats._kernels.kendall_ranks import (
+    _RADIX_MIN_ROWS,
+    _inversions,
+    _inversions_fenwick,
+    discordant_ranked,
+    permuted_ranks,
+)
 from dpstats.mechanisms import exponential
 from dpstats.selection.kendall import SENS_FIRST, SENS_LATER, permuted_rows, select
 
@@ -60,6 +66,17 @@ def test_discordant_ranked_equals_pair_comparison_kernel(n, kind):
         np.testing.assert_array_equal(discordant_ranked(R, R[j], cols),
                                       discordant_counts(R.T[:, cols], R[j]))
         assert discordant_ranked(R, R[j], [j]).tolist() == [0]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 33, 500, 4099])
+def test_both_inversion_counters_equal_brute_force(n):
+    """The merge sort (used above 2**19 rows) and the Fenwick tree, on the same permutations."""
+    rng = np.random.default_rng(n)
+    for a in (rng.permutation(n), np.arange(n)[::-1], np.arange(n)):
+        a = np.ascontiguousarray(a, dtype=np.int32)
+        brute = int(np.count_nonzero(np.triu(a[:, None] > a[None, :], k=1)))
+        assert _inversions_fenwick(a.copy(), np.empty(n + 1, np.int32)) == brute
+        assert _inversions(a.copy(), np.empty(n, np.int32)) == brute
 
 
 def test_discordant_ranked_counts_a_reversal():

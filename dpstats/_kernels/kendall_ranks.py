@@ -6,8 +6,8 @@ of every column for every pivot. Here each column (and the label) is replaced on
 0-based ranks in a given row order, ties broken by position in that order
 (:func:`permuted_ranks`: a stable LSD radix sort, columns in parallel), so that every later
 count works on ``int32`` permutations: :func:`discordant_ranked` puts the rows in the pivot's
-order (the inverse of its ranks, no sort needed) and counts the inversions of each column by a
-branchless merge sort, columns in parallel.
+order (the inverse of its ranks, no sort needed) and counts the inversions of each column with
+a Fenwick tree (up to 2**19 rows) or a branchless merge sort, columns in parallel.
 
 With ties broken by position the ranks of a column order every pair of rows exactly as the
 pairs ``(value, position)`` do, so the counts equal those of
@@ -30,6 +30,9 @@ MAX_ROWS = 2**31 - 1
 _RADIX_MIN_ROWS = 4096
 #: Digit width of the radix sort (2048 buckets: the histogram stays in L1).
 _DIGIT_BITS = 11
+#: Up to this many rows a Fenwick tree counts inversions (about 1.4 times faster than the
+#: merge sort while the tree fits in cache; slower at a million rows).
+_FENWICK_MAX_ROWS = 1 << 19
 #: Block size of the insertion sort that starts the merge sort.
 _BLOCK = 8
 
@@ -238,6 +241,29 @@ def _inversions(a, buf):
     return inv
 
 
+@njit(cache=True, boundscheck=False)
+def _inversions_fenwick(a, tree):
+    """#{i < j : a[i] > a[j]} for the int32 permutation ``a`` with a Fenwick tree (``tree``:
+    n + 1 scratch entries); faster than the merge sort while the tree stays in cache."""
+    n = a.shape[0]
+    for i in range(n + 1):
+        tree[i] = 0
+    inv = 0
+    for i in range(n):
+        v = a[i] + 1
+        seen = 0                                   # earlier entries <= a[i]
+        k = v
+        while k > 0:
+            seen += tree[k]
+            k -= k & -k
+        inv += i - seen
+        k = v
+        while k <= n:
+            tree[k] += 1
+            k += k & -k
+    return inv
+
+
 @njit(cache=True, parallel=True, boundscheck=False)
 def _discordant_kernel(R, pivot, cols, chunks):
     n = pivot.shape[0]
@@ -248,12 +274,15 @@ def _discordant_kernel(R, pivot, cols, chunks):
     out = np.empty(m, dtype=np.int64)
     for ch in prange(chunks):                   # scratch space once per chunk of columns
         a = np.empty(n, dtype=np.int32)
-        buf = np.empty(n, dtype=np.int32)
+        buf = np.empty(n + 1, dtype=np.int32)
         for t in range(ch * m // chunks, (ch + 1) * m // chunks):
             c = cols[t]
             for i in range(n):
                 a[i] = R[c, order[i]]
-            out[t] = _inversions(a, buf)
+            if n <= _FENWICK_MAX_ROWS:
+                out[t] = _inversions_fenwick(a, buf)
+            else:
+                out[t] = _inversions(a, buf)
     return out
 
 
