@@ -1,11 +1,11 @@
-"""Householder QR + one-sided Jacobi SVD (small Tukey groups) and the BLAS thread guard."""
+"""Householder QR + one-sided Jacobi SVD (small Tukey groups) and the thread guards."""
 
 import numpy as np
 import pytest
 
-from dpstats._blas_threads import _openblas_controls, single_threaded_blas
 from dpstats._kernels.jacobi_svd import householder_qr, jacobi_svd, jacobi_svd_reference
 from dpstats._kernels.tukey import JACOBI_MAX_COLS, group_ols, group_ols_reference
+from dpstats._threads import _openblas_controls, single_threaded_blas
 
 
 def _matrix(n, p, rank, seed):
@@ -79,3 +79,18 @@ def test_single_threaded_blas_restores_thread_counts():
     with pytest.raises(RuntimeError), single_threaded_blas():
         raise RuntimeError("restored on errors too")
     assert [get() for get, _ in controls] == before
+
+
+def test_kernel_threads_runs_small_inputs_on_one_thread_and_restores():
+    import numba
+
+    from dpstats._threads import PARALLEL_MIN_WORK, kernel_threads
+    before = numba.get_num_threads()
+    with kernel_threads(PARALLEL_MIN_WORK - 1):
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    with kernel_threads(PARALLEL_MIN_WORK):
+        assert numba.get_num_threads() == before
+    with pytest.raises(KeyError), kernel_threads(0):
+        raise KeyError("restored on errors too")
+    assert numba.get_num_threads() == before

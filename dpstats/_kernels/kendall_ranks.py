@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from .._threads import kernel_threads
+
 __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 
 #: Ranks are int32.
@@ -186,7 +188,8 @@ def permuted_ranks(X, perm=None) -> np.ndarray:
     if perm.shape != (n,):
         raise ValueError(f"perm must be a permutation of the {n} rows; got shape {perm.shape}")
     R = np.empty((X.shape[1], n), dtype=np.int32)
-    _ranks_kernel(X, perm, R, _chunks(X.shape[1]))
+    with kernel_threads(X.size):
+        _ranks_kernel(X, perm, R, _chunks(X.shape[1]))
     return R
 
 
@@ -318,4 +321,5 @@ def discordant_ranked(R: np.ndarray, pivot: np.ndarray, cols=None) -> np.ndarray
                          f"{pivot.shape}")
     cols = (np.arange(R.shape[0], dtype=np.int64) if cols is None
             else np.asarray(cols, dtype=np.int64).reshape(-1))
-    return _discordant_kernel(R, pivot, cols, _chunks(cols.shape[0]))
+    with kernel_threads(pivot.shape[0] * cols.shape[0]):
+        return _discordant_kernel(R, pivot, cols, _chunks(cols.shape[0]))

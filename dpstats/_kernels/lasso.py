@@ -1,13 +1,11 @@
-"""Lasso by coordinate descent (numba): one fit, and per-group path fits for SubLasso.
+"""Lasso (numba): one fit by coordinate descent, and per-group path fits for SubLasso.
 
 :func:`lasso_cd` minimises ``(1/(2n)) ||y - X b||^2 + alpha ||b||_1`` (no intercept), the same
 objective as ``statsmodels`` ``OLS.fit_regularized(method="elastic_net", L1_wt=1)``.
-
-:func:`lasso_topk_support` fits one Lasso *path* per group of rows and reports each group's k
-leading features, with no alpha and no scale to choose (see its docstring). It is non-private
-work inside a group: its output only enters a vote (:func:`support_votes`) in which one row,
-living in exactly one group, moves every feature's count by at most 1.
-
+:func:`lasso_topk_support` follows one Lasso *path* per group of rows (exactly, by homotopy:
+:mod:`.lasso_path`) and reports each group's k leading features, with no alpha and no scale to
+choose. It is non-private work inside a group: its output only enters a vote
+(:func:`support_votes`) in which one row, living in one group, moves every count by at most 1.
 Numpy references (:func:`lasso_cd_reference`, :func:`lasso_topk_support_reference`) implement
 the same definitions with plain cyclic sweeps, for the tests.
 """
@@ -20,6 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._finite import all_finite
+from .._threads import kernel_threads
 from .lasso_path import homotopy_at_grid
 
 __all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
@@ -332,8 +331,9 @@ def lasso_topk_support(X, y, group_labels, n_groups: int, k: int, intercept_col:
     """
     X, y, order, offsets, keep = _prepare_groups(X, y, group_labels, n_groups, k,
                                                  intercept_col, n_alphas, alpha_min_ratio)
-    return _support_kernel(X, y, order, offsets, keep, int(k), int(n_alphas),
-                           float(alpha_min_ratio), int(max_iter), float(tol))
+    with kernel_threads(X.size):
+        return _support_kernel(X, y, order, offsets, keep, int(k), int(n_alphas),
+                               float(alpha_min_ratio), int(max_iter), float(tol))
 
 
 def support_votes(support, d: int) -> np.ndarray:
