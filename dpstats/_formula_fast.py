@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["NumericSpec", "fast_dot_spec"]
+__all__ = ["NumericSpec", "fast_dot_spec", "complete_rows"]
 
 _DOT_RHS = {".": True, ".-1": False, ".+0": False, "0+.": False, "-1+.": False, "1+.": True,
             ".+1": True}
@@ -34,10 +34,46 @@ class NumericSpec:
 
     def get_model_matrix(self, rows: pd.DataFrame, **_: object) -> np.ndarray:
         """Design rows for ``rows`` (which must hold the named columns)."""
-        M = rows[self.names].to_numpy(dtype=np.float64)
-        if self.intercept:
-            M = np.column_stack([np.ones(M.shape[0]), M])
-        return np.ascontiguousarray(M)
+        return self.matrix(rows)
+
+    def matrix(self, data: pd.DataFrame, keep: np.ndarray | None = None) -> np.ndarray:
+        """The design of ``data`` (rows where ``keep`` is True, all when None): float64, C order.
+
+        Filled a block of rows at a time, so no full-size copy of the frame is made on the way
+        (at 1e6 x 50 the design step peaked at three times the design's size before).
+        """
+        n = data.shape[0] if keep is None else int(np.count_nonzero(keep))
+        first = int(self.intercept)
+        out = np.empty((n, first + len(self.names)))
+        if first:
+            out[:, 0] = 1.0
+        step = _chunk_rows(len(self.names))
+        at = 0
+        for lo in range(0, data.shape[0], step):
+            block = data.iloc[lo:lo + step][self.names].to_numpy(dtype=np.float64)
+            if keep is not None:
+                block = block[keep[lo:lo + step]]
+            out[at:at + block.shape[0], first:] = block
+            at += block.shape[0]
+        return out
+
+
+def _chunk_rows(columns: int) -> int:
+    """Rows per block when copying a frame: about 4 million entries (32 MB) at a time."""
+    return max(1024, (1 << 22) // max(columns, 1))
+
+
+def complete_rows(data: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Boolean mask of the rows with no missing value in ``columns`` (block by block).
+
+    >>> complete_rows(pd.DataFrame({"a": [1.0, None], "b": [1, 2]}), ["a", "b"]).tolist()
+    [True, False]
+    """
+    out = np.empty(data.shape[0], dtype=bool)
+    step = _chunk_rows(len(columns))
+    for lo in range(0, data.shape[0], step):
+        out[lo:lo + step] = data.iloc[lo:lo + step][columns].notna().to_numpy().all(axis=1)
+    return out
 
 
 def _plain_numeric(dt) -> bool:

@@ -21,7 +21,7 @@ from ._formula_checks import (
     _check_label_dtype,
     _finite_or_raise,
 )
-from ._formula_fast import NumericSpec, fast_dot_spec
+from ._formula_fast import NumericSpec, complete_rows, fast_dot_spec
 from ._formula_levels import (
     _categorical_factors,
     _categorical_source,
@@ -159,14 +159,13 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
 
 def _fast_design(formula: str, label: str, spec: NumericSpec, data: pd.DataFrame) -> Design:
     """``label ~ .`` on all-numeric columns, without formulaic (see :mod:`._formula_fast`)."""
-    frame = data[[label, *spec.names]]
-    complete = frame.notna().all(axis=1).to_numpy()
+    complete = complete_rows(data, [label, *spec.names])
     if not complete.any():
         raise DataError(_NO_ROWS.format(arg="data"))
-    if not complete.all():
-        frame = frame[complete]
-    X = spec.get_model_matrix(frame)
-    y = frame[label].to_numpy(dtype=np.float64)
+    keep = None if complete.all() else complete
+    X = spec.matrix(data, keep)
+    y = data[label].to_numpy(dtype=np.float64)
+    y = y[keep] if keep is not None else y.copy()
     _finite_or_raise(y[:, None], [label], "data")
     _finite_or_raise(X, spec.column_names, "data")
     rhs = _expand_dot(".", spec.names) + ("" if spec.intercept else " - 1")
