@@ -29,17 +29,23 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import selection_utility
-import speed_common as sc
-from tukey_utility import LABELS
+import speed_common as sc  # first: puts this checkout's dpstats on sys.path
 
 import dpstats as dp
 
 DATA = sc.SHARED / "regression"
-selection_utility.DATA = DATA        # its default path assumes the main checkout's layout
+
+
+def _utility():
+    """``selection_utility`` (imported after speed_common, so it runs this checkout's dpstats),
+    pointed at the data wherever this checkout lives."""
+    import selection_utility
+    selection_utility.DATA = DATA
+    return selection_utility
 
 EPS = math.log(3)
 CONFIGS = [("none", None, "tukey"), ("kendall", "kendall", "tukey"),
@@ -101,7 +107,7 @@ def warm(files, repeats: int) -> pd.DataFrame:
     rows = []
     for name in files:
         df = pd.read_csv(DATA / f"{name}.csv")
-        label = LABELS[name]
+        label = _utility().LABELS[name]
         formula = sc.patsy_formula(label, df.columns)
         ols = sc.timed(lambda formula=formula, df=df: smf.ols(formula, df).fit(), repeats,
                        warmup=True)
@@ -124,7 +130,7 @@ def warm(files, repeats: int) -> pd.DataFrame:
 
 
 def against_reference(files, timing: pd.DataFrame, trials: int) -> pd.DataFrame:
-    utility = selection_utility.run(files, trials, ["none", "kendall", "sublasso", "default"])
+    utility = _utility().run(files, trials, ["none", "kendall", "sublasso", "default"])
     med = utility.groupby(["dataset", "method"])["r2"].median()
     secs = timing.set_index(["dataset", "config"])["seconds"]
     cpu = timing.set_index(["dataset", "config"])["cpu seconds"]
@@ -153,10 +159,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--files", default=",".join(LABELS))
+    ap.add_argument("--files", default=",".join(_utility().LABELS))
     ap.add_argument("--skip-startup", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    print(f"dpstats from {Path(dp.__file__).parent}")
     files = args.files.split(",")
     print(sc.load_note())
     if not args.skip_startup:
