@@ -72,6 +72,9 @@ def _alert(result) -> str | None:
     if ptr is not None and not ptr.passed:
         return (f"PTR failed: noisy distance {format_number(ptr.noisy_distance)} < threshold "
                 f"{format_number(ptr.threshold)} (lemma {ptr.lemma}). " + PTR_HINT)
+    reason = getattr(result, "unreleased_reason", None)
+    if reason:
+        return f"Coefficients are not released: {reason} The budget is still spent."
     return ("Coefficients are not released (see Notes); the budget is still spent. "
             "Try: more rows, fewer features, or a larger eps.")
 

@@ -51,7 +51,7 @@ from ..errors import ValidationError
 from ..mechanisms.additive import analytic_gaussian_sigma, gaussian
 from ..mechanisms.gdp import detection_threshold, log_histograms, spans_from_histograms
 from ..validation import check_choice, check_delta, check_eps
-from . import Estimate
+from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
 
 __all__ = ["estimate", "adassp_core", "adaptive_ridge", "row_norm_bound", "clip_rows",
            "histogram_bounds", "resolve_bounds", "to_scaled", "from_scaled", "clip_box",
@@ -374,6 +374,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     B_x = row_norm_bound(p)
     theta, ridge = adassp_core(Xs, ys, eps - eps_b, delta - delta_b, rng, ledger, rho=rho,
                                stage=stage, B_x=B_x)
-    return Estimate(params=from_scaled(theta, b, p, intercept_col), released=True,
-                    info={"bounds": label, "ridge": ridge, "eps_bounds": eps_b,
-                          "delta_bounds": delta_b, "B_x": B_x, "clip_lo": lo, "clip_hi": hi})
+    info = {"bounds": label, "ridge": ridge, "eps_bounds": eps_b, "delta_bounds": delta_b,
+            "B_x": B_x, "clip_lo": lo, "clip_hi": hi}
+    if label != "public" and label_bound_unusable(b.y_lo, b.y_hi):
+        return withheld(p, info, LABEL_BOUNDS_REASON)
+    return Estimate(params=from_scaled(theta, b, p, intercept_col), released=True, info=info)

@@ -63,7 +63,7 @@ from ..errors import ValidationError
 from ..mechanisms import private_count
 from ..mechanisms.gdp import GaussianGDP
 from ..validation import check_choice, check_delta, check_eps
-from . import Estimate
+from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
 from .adassp import parse_for
 
 __all__ = ["estimate", "check_options", "LOSSES", "DEFAULT_EPOCHS", "DEFAULT_CLIP",
@@ -286,4 +286,6 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
             "sigma": plan.sigma("gradient", clip), "mu": plan.mu_total, "n_noisy": n_hat,
             "bounds": source, "dropped": [j for j in cols if j not in keep],
             "eps_bounds": eps_b, "eps_n": eps_n, "eps_gd": eps_gd}
+    if loss == "squared" and given.y_lo is None and label_bound_unusable(-y_half, y_half):
+        return withheld(p, info, LABEL_BOUNDS_REASON)
     return Estimate(params=beta, released=True, ptr=None, info=info)
