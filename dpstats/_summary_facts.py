@@ -51,7 +51,7 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
     facts += [("Budget spent:", _eps_delta(*result.spent)),
               ("Randomness:", SEEDED if result.seeded else "OS entropy"),
               ("Privacy guarantee:", guarantee),
-              ("PTR:", _ptr_text(ptr) if ptr is not None else "not used by this method")]
+              ("PTR:", _ptr_text(ptr) if ptr is not None else _no_ptr(result))]
     return title, banner, [(str(lab), str(val)) for lab, val in facts]
 
 
@@ -64,6 +64,19 @@ def _badges(result) -> list[tuple[str, str]]:
     return badges + ([("seeded", "seeded")] if result.seeded else [])
 
 
+#: Sentences for the short reason codes estimators put in ``info["reason"]``.
+_REASONS = {"too_few_models": "too few rows for the Tukey mechanism (it needs at least 4 "
+                              "models, and in practice hundreds). Try more rows or fewer terms.",
+            "ptr_failed": "the PTR check failed. " + PTR_HINT.split(". ", 1)[-1]}
+
+
+def _no_ptr(result) -> str:
+    """What the PTR line says when no PTR check ran."""
+    if getattr(result, "method", None) == "tukey":
+        return "not run (too few models)"
+    return "not used by this method"
+
+
 def _alert(result) -> str | None:
     """The block explaining why coefficients were not released (None when they were)."""
     ptr = result.ptr
@@ -73,6 +86,7 @@ def _alert(result) -> str | None:
         return (f"PTR failed: noisy distance {format_number(ptr.noisy_distance)} < threshold "
                 f"{format_number(ptr.threshold)} (lemma {ptr.lemma}). " + PTR_HINT)
     reason = getattr(result, "unreleased_reason", None)
+    reason = _REASONS.get(reason, reason)
     if reason:
         return f"Coefficients are not released: {reason} The budget is still spent."
     return ("Coefficients are not released (see Notes); the budget is still spent. "
