@@ -56,11 +56,16 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
 
 
 def _badges(result) -> list[tuple[str, str]]:
+    """HTML badges ``(kind, text)``: privacy, the PTR outcome, release and seeding."""
     badges = [("notprivate", "NOT PRIVATE")] if not result.private else []
     if result.ptr is None:
         badges.append(("none", "no PTR"))
+        if not result.released:
+            badges.append(("fail", "\u2717 nothing released"))
+    elif result.ptr.passed:
+        badges.append(("pass", "\u2713 PTR passed"))
     else:
-        badges.append(("pass", "PTR passed") if result.ptr.passed else ("fail", "PTR failed"))
+        badges.append(("fail", "\u2717 PTR failed \u2014 nothing released"))
     return badges + ([("seeded", "seeded")] if result.seeded else [])
 
 
