@@ -54,14 +54,15 @@ def grid_edge_note(clip, columns, bounds: object = "auto") -> str | None:
     parts = []
     if top:
         parts.append(f"The private clipping bounds of {top} reached the top of dpstats' grid "
-                     "(2**64, about 1.8e19): their values were probably clipped hard and the "
-                     "coefficients are unreliable. Rescale those columns by a public constant "
-                     "(e.g. I(x / 1e15)) or pass public bounds=.")
+                     "(2**64, about 1.8e19), so their coefficients are unreliable: either the "
+                     "values lie beyond it (rescale those columns by a public constant, e.g. "
+                     "I(x / 1e15)) or the private bounds failed, as they can for a column that "
+                     "is (nearly) constant or at a small eps (pass public bounds=).")
     if floor:
         parts.append(f"The private clipping bounds of {floor} are at the bottom of dpstats' "
-                     "grid (about 2**-64): their values are too small for the bounds to "
-                     "resolve and the coefficients are unreliable. Rescale those columns by a "
-                     "public constant (e.g. I(x * 1e15)) or pass public bounds=.")
+                     "grid (about 2**-64), so their coefficients are unreliable: the values "
+                     "are too small for the bounds to resolve (rescale those columns by a "
+                     "public constant, e.g. I(x * 1e15), or pass public bounds=).")
     return " ".join(parts) or None
 
 
