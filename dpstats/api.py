@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ._scale_notes import warn_grid_edge
 from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
@@ -25,7 +26,7 @@ from ._select_stage import (
     run_selection,
 )
 from .accountant import Budget, Ledger, split_budget
-from .choose_m import choose_m
+from .choose_m import MAX_MODELS, choose_m
 from .errors import DataError, NotPrivateWarning, ValidationError
 from .estimators import METHODS, get_estimator
 from .formula import build_design
@@ -56,6 +57,11 @@ def _check_split(split: object) -> dict[str, float]:
         raise ValidationError(
             f"split must be a dict with keys among {sorted(DEFAULT_SPLIT)} and shares summing to "
             f"1, e.g. {DEFAULT_SPLIT}; got {split!r}")
+    bad = sorted(key for key, val in split.items()
+                 if isinstance(val, bool) or not isinstance(val, numbers.Real))
+    if bad:
+        raise ValidationError(f"split shares must be numbers (shares of eps summing to 1, e.g. "
+                              f"{DEFAULT_SPLIT}); {bad} are not")
     full = {key: float(split.get(key, 0.0)) for key in DEFAULT_SPLIT}
     split_budget(1.0, full)  # validates shares
     return full
@@ -64,10 +70,10 @@ def _check_split(split: object) -> dict[str, float]:
 def _check_m(m: object) -> int | str:
     if isinstance(m, str) and m == "auto":
         return "auto"
-    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and int(m) >= 1:
+    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and 1 <= int(m) <= MAX_MODELS:
         return int(m)
-    raise ValidationError(f"m must be 'auto' or an integer >= 1 (number of Tukey models); "
-                          f"got {m!r}")
+    raise ValidationError(f"m must be 'auto' or an integer from 1 to {MAX_MODELS} (number of "
+                          f"Tukey models); got {m!r}")
 
 
 def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
@@ -214,6 +220,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         params[:] = 0.0
         params.iloc[keep] = est.params
         clip = _clip_box(est.info, p, keep)
+        warn_grid_edge(notes, clip, design.columns, bounds, est.info, names)
     else:
         reason = est.info.get("reason")
         if reason == "too_few_models":

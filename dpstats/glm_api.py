@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ._formula_parse import _split_formula
+from ._scale_notes import warn_grid_edge
 from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
@@ -29,7 +30,7 @@ from ._select_stage import (
 from .accountant import Budget, Ledger
 from .api import _check_m, _check_split, _clip_box
 from .errors import DataError, UnknownMethodError, ValidationError
-from .formula import build_design
+from .formula import build_design, check_data
 from .glm_result import DPGLMResult, code_binary_label
 from .mechanisms import private_count
 from .results import FitSpec, SelectionReport
@@ -227,7 +228,7 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     if budget is not None:
         budget.check(eps, delta)
     # 2. design and a 0/1 response (validates the data; charges nothing)
-    data, levels = _binary_response(formula, data)
+    data, levels = _binary_response(formula, check_data(data))
     design = build_design(formula, data)
     if not np.isin(design.y, (0.0, 1.0)).all():
         raise DataError(f"the response {design.label!r} must be coded 0/1 for "
@@ -294,6 +295,7 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
         params[:] = 0.0
         params.iloc[keep] = est.params
         clip = _clip_box(est.info, p, keep)
+        warn_grid_edge(notes, clip, design.columns, bounds, est.info, names)
     elif est.info.get("reason") == "too_few_models":
         notes.append(f"Too few rows for the Tukey mechanism: m = {m_used} models (needs at "
                      "least 4, and in practice hundreds). Nothing was released.")

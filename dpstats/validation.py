@@ -14,9 +14,14 @@ import numpy as np
 
 from .errors import PrivacyParameterError, UnknownMethodError, ValidationError
 
-__all__ = ["check_eps", "check_delta", "check_k", "check_choice", "as_rng", "RandomState"]
+__all__ = ["check_eps", "check_delta", "check_k", "check_choice", "as_rng", "RandomState",
+           "MAX_EPS"]
 
 RandomState = int | np.random.Generator | np.random.SeedSequence | None
+
+#: Largest eps accepted. Far beyond any meaningful privacy (e**1e12), yet below where the noise
+#: grids lose float64 range (about 1e300); the non-private baseline is ``method="ols"``.
+MAX_EPS = 1e12
 
 
 def _is_real(x: object) -> bool:
@@ -36,6 +41,10 @@ def check_eps(eps: object, name: str = "eps") -> float:
     if not (math.isfinite(e) and e > 0):
         raise PrivacyParameterError(
             f"{name} must be a finite number > 0 (typical values 0.1 to 10); got {eps!r}")
+    if e > MAX_EPS:
+        raise PrivacyParameterError(
+            f"{name} must be at most {MAX_EPS:g} (typical values 0.1 to 10); got {eps!r}. Such "
+            "an eps protects nothing; for a non-private baseline use method='ols'")
     return e
 
 
