@@ -10,6 +10,7 @@ matplotlib is an optional dependency: ``pip install dpstats[plot]``.
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,8 @@ SELECTED_COLOUR = "#1f6feb"
 BASELINE_COLOUR = "#6e7781"
 FAIL_COLOUR = "#cf222e"
 _METRIC_LABEL = {"r2": "test R²", "accuracy": "test accuracy"}
+#: Experiment plots put at most this many data sets side by side, then start a new row.
+PANELS_PER_ROW = 3
 
 
 def _pyplot():
@@ -198,9 +201,14 @@ def _panels(n: int, ax, width: float, height: float):
             raise ValidationError("ax= draws one data set; df has several (filter it, or "
                                   "leave ax=None for one panel per data set)")
         return ax.figure, [ax]
-    fig, axes = plt.subplots(1, n, figsize=(width * n, height), layout="constrained",
-                             squeeze=False)
-    return fig, list(axes[0])
+    ncols = min(n, PANELS_PER_ROW)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
+                             layout="constrained", squeeze=False)
+    flat = list(axes.ravel())
+    for extra in flat[n:]:
+        extra.set_visible(False)
+    return fig, flat[:n]
 
 
 def _ylabel(metric: str, floor, clipped: bool) -> str:
@@ -267,8 +275,8 @@ def r2_boxplot(df: pd.DataFrame, *, eps: float | None = None, metric: str | None
                            textcoords="offset points", ha="center", va="top", fontsize=8,
                            color=FAIL_COLOUR)
         a.set_xticks(range(1, len(methods) + 1),
-                     [m if p else f"{m}\n(not private)" for m, p in zip(methods, private,
-                                                                        strict=True)],
+                     [textwrap.fill(m, 14) + ("" if p else "\n(not private)")
+                      for m, p in zip(methods, private, strict=True)],
                      rotation=30 if len(methods) > 6 else 0,
                      ha="right" if len(methods) > 6 else "center")
         if not part["released"].all():       # headroom for the "not released" counts
@@ -277,7 +285,7 @@ def r2_boxplot(df: pd.DataFrame, *, eps: float | None = None, metric: str | None
         lowest = min((float(v.min()) for v in vals if v.size), default=0.0)
         if lowest <= floor:
             a.axhline(floor, color=FAIL_COLOUR, lw=0.8, ls=":")
-        if metric == "r2":
+        if metric == "r2" and lowest < 0:       # mark R^2 = 0 when the data reach it
             a.axhline(0.0, color=BASELINE_COLOUR, lw=0.6)
         a.set_ylabel(_ylabel(metric, floor, lowest <= floor))
         a.set_title(f"{name} (eps={eps:g})", fontsize=10)

@@ -20,8 +20,11 @@ pytest.importorskip("ipykernel")
 import dpstats as dp  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The kernel imports the same dpstats as this test process (installed or checked out).
+PACKAGE_HOME = str(Path(dp.__file__).resolve().parents[1])
 FORMULA = "median_house_value ~ ."
 CELLS = [
+    f"import sys\nsys.path.insert(0, {PACKAGE_HOME!r})\n"
     "import dpstats as dp\ndata = dp.datasets.load('california')",
     f"fit = dp.dp_lm({FORMULA!r}, data, eps=1.0, random_state=0)\nfit",
     f"bad = dp.dp_lm({FORMULA!r}, data.head(2000), eps=0.2, select=None, random_state=1)\n"
