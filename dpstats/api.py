@@ -67,6 +67,15 @@ def _check_split(split: object) -> dict[str, float]:
     return full
 
 
+def _check_rows(n: int, p: int, p_fit: int) -> None:
+    """The regression needs at least as many complete rows as the columns it fits."""
+    if n < p_fit:
+        what = (f"the design has more columns ({p})" if p_fit == p else
+                f"the regression after selection fits more columns ({p_fit})")
+        raise DataError(f"{what} than there are rows with complete data; use fewer terms "
+                        "(or select=..., smaller k) or more rows")
+
+
 def _check_m(m: object) -> int | str:
     if isinstance(m, str) and m == "auto":
         return "auto"
@@ -167,10 +176,6 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     # 3. design matrix (validates the data; charges nothing)
     design = build_design(formula, data)
     n, p = design.X.shape
-    if n < p:
-        raise DataError(
-            f"the design has more columns ({p}) than rows with complete data; use fewer terms "
-            "(or select=..., smaller k) or more rows")
     spec = FitSpec(formula=design.formula, expanded=design.expanded, label=design.label,
                    columns=tuple(design.columns), has_intercept=design.has_intercept,
                    model_spec=design.spec, levels_from_data=tuple(design.levels_from_data))
@@ -179,10 +184,13 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         notes.append("Category levels of " + ", ".join(design.levels_from_data) + " were read "
                      "from the data (not private); declare them to avoid this.")
     if method == "ols":
+        _check_rows(n, p, p)
         return _fit_ols(design, spec, eps, delta, notes, seeded)
     candidates = candidate_columns(design.columns, design.has_intercept)
     check_bounds_for(bounds, design.columns, candidates)
     selector, skip_note = resolve_selector(select, len(candidates), k)
+    # the regression sees the non-candidate columns plus the k selected ones
+    _check_rows(n, p, p - len(candidates) + k if selector else p)
     if skip_note:
         notes.append(skip_note)
     ledger = budget.ledger_for(eps, delta) if budget is not None else Ledger(eps, delta)
