@@ -68,3 +68,19 @@ def test_label_bound_unusable_rule():
     assert label_bound_unusable(0.0, 2.0 ** 65)
     assert not label_bound_unusable(-1e6, 1e6)
     assert not label_bound_unusable(None, None)
+
+
+@pytest.mark.parametrize("method", ["adassp", "fw"])
+def test_octave_fallback_finds_bounds_for_moderate_n(method):
+    """3000 standard-normal rows at eps=1: no quarter-octave cell clears the noise, but whole
+    octaves (sums of released cells, post-processing) do; before the fallback every such fit
+    was withheld (or, before the withholding guard, scaled by 2^64)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 6))
+    df = pd.DataFrame(X, columns=list("abcdef"))
+    df["y"] = X.sum(axis=1) + rng.normal(size=3000)
+    fit = dp.dp_lm("y ~ .", df, eps=1.0, method=method, select=None, random_state=3)
+    assert fit.released
+    lo, hi = fit.clip
+    assert np.all(hi[1:] <= 16) and np.all(lo[1:] >= -16)
+    assert np.all(np.abs(fit.params.to_numpy()) < 50)

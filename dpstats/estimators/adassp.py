@@ -49,7 +49,12 @@ from ..accountant import Ledger
 from ..bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..errors import ValidationError
 from ..mechanisms.additive import analytic_gaussian_sigma, gaussian
-from ..mechanisms.gdp import detection_threshold, log_histograms, spans_from_histograms
+from ..mechanisms.gdp import (
+    CELLS_PER_OCTAVE,
+    detection_threshold,
+    log_histograms,
+    spans_from_histograms,
+)
 from ..validation import check_choice, check_delta, check_eps
 from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
 
@@ -175,12 +180,38 @@ def histogram_bounds(X, y, release) -> Bounds:
     parts = [a for a in (X, None if y is None else np.asarray(y)[:, None]) if a is not None]
     counts = log_histograms(np.hstack(parts))
     noisy, sigma = release(counts.ravel(), math.sqrt(counts.shape[0]))
-    lo, hi = spans_from_histograms(np.reshape(noisy, counts.shape),
-                                   detection_threshold(sigma, counts.size))
+    noisy = np.reshape(noisy, counts.shape)
+    lo, hi = spans_from_histograms(noisy, detection_threshold(sigma, counts.size))
+    # Columns with nothing above the threshold: retry on whole octaves. Summing the released
+    # counts of the CELLS_PER_OCTAVE cells of each octave is post-processing; the sum's noise
+    # is sigma * sqrt(CELLS_PER_OCTAVE) while its count grows CELLS_PER_OCTAVE-fold.
+    miss = np.flatnonzero(hi >= 2.0 ** 64)
+    if miss.size:
+        coarse = octave_sums(noisy[miss])
+        c_lo, c_hi = spans_from_histograms(
+            coarse, detection_threshold(sigma * math.sqrt(CELLS_PER_OCTAVE), counts.size),
+            per_octave=1)
+        lo[miss], hi[miss] = c_lo, c_hi
     d = 0 if X is None else X.shape[1]
     return Bounds(lo[:d] if X is not None else None, hi[:d] if X is not None else None,
                   float(lo[-1]) if y is not None else None,
                   float(hi[-1]) if y is not None else None, source="private", mode="hist")
+
+
+def octave_sums(noisy: np.ndarray, per_octave: int = CELLS_PER_OCTAVE) -> np.ndarray:
+    """Histograms over the log grid with ``per_octave`` cells per octave, summed into the grid
+    with one cell per octave (same layout as ``log_grid_index(v, 1)``).
+
+    >>> from dpstats.mechanisms.gdp import log_histograms
+    >>> v = np.array([[-3.0], [0.0], [1.0], [1.5], [2.5]])
+    >>> bool((octave_sums(log_histograms(v, 4)) == log_histograms(v, 1)).all())
+    True
+    """
+    noisy = np.atleast_2d(np.asarray(noisy, dtype=np.float64))
+    zero = (noisy.shape[1] - 1) // 2
+    pos = noisy[:, zero + 1:].reshape(noisy.shape[0], -1, per_octave).sum(axis=2)
+    neg = noisy[:, :zero][:, ::-1].reshape(noisy.shape[0], -1, per_octave).sum(axis=2)
+    return np.hstack([neg[:, ::-1], noisy[:, zero:zero + 1], pos])
 
 
 def resolve_bounds(X, y, given: Bounds, *, intercept_col, method: str, eps: float, q: float,
