@@ -49,7 +49,7 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
         of = f" of {result.max_depth}" if result.max_depth is not None else ""
         facts.append(("Tukey depth:", f"{result.depth}{of}"))
     facts += [("Budget spent:", _eps_delta(*result.spent)),
-              ("Randomness:", SEEDED if result.seeded else "OS entropy"),
+              ("Randomness:", SEEDED if result.seeded else "OS CSPRNG"),
               ("Privacy guarantee:", guarantee),
               ("PTR:", _ptr_text(ptr) if ptr is not None else _no_ptr(result))]
     return title, banner, [(str(lab), str(val)) for lab, val in facts]

@@ -133,7 +133,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         Shared accountant: the fit must fit in ``budget.remaining`` (checked before the data is
         touched) and its charges are recorded there.
     random_state : int, Generator or None
-        None (default) draws fresh OS entropy. Anything else makes the fit reproducible; the
+        None (default) draws from the OS CSPRNG. Anything else makes the fit reproducible; the
         summary then says it is not fit for release.
     lemma : {"8.5", "3.6"}
         Distance lemma of the PTR test (003 Lemma 8.5 is tighter).

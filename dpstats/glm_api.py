@@ -184,7 +184,7 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     budget : Budget, optional
         Shared accountant, checked before the data is touched.
     random_state : int, Generator or None
-        None (default) draws OS entropy; anything else is reproducible and not fit for release.
+        None (default) draws from the OS CSPRNG; anything else is reproducible, not for release.
     split : dict, optional
         Budget shares ``{"n", "selection", "regression"}``, default
         :data:`GLM_DEFAULT_SPLIT` (5% / 15% / 80%; selection gets more than in dp_lm, see

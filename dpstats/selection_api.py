@@ -54,7 +54,7 @@ def select(formula: str, data: pd.DataFrame, *, eps: float, method: str = "kenda
     budget : Budget, optional
         Shared accountant, checked before the data is touched.
     random_state : int, Generator or None
-        None (default) for OS entropy; a seed makes the result reproducible (and says so).
+        None (default) for the OS CSPRNG; a seed makes the result reproducible (and says so).
 
     Returns
     -------
