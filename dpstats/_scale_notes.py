@@ -77,8 +77,9 @@ def dropped_note(info: dict, kept_names) -> str | None:
     if not names:
         return None
     return (f"Columns {names} were left out (coefficient 0): their private bounds have zero "
-            "width, as for a constant column or values too small for the grid (rescale those "
-            "by a public constant).")
+            "width (a constant column, or values too small for the grid) or their private "
+            "histogram showed nothing usable (too few rows for this eps, or values beyond "
+            "2**64); rescale those by a public constant, or give public bounds=.")
 
 
 def warn_grid_edge(notes: list, clip, columns, bounds: object, info: dict, kept_names,

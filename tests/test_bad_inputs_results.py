@@ -288,7 +288,14 @@ def test_tukey_is_scale_free_within_the_accepted_range(scale, quiet):
     np.testing.assert_allclose(fit.params[["x1", "x2"]], [1.0, -1.0], atol=0.1)
 
 
-@pytest.mark.parametrize("method", ["adassp", "bas", "fw", "dpgd"])
+def test_dpgd_leaves_out_columns_beyond_the_grid_and_says_so(quiet):
+    data = DF[["x1", "x2", "y"]].assign(x1=DF.x1 * 1e30)
+    fit = dp.dp_lm("y ~ x1 + x2", data, eps=2.0, method="dpgd", random_state=7)
+    assert fit.params["x1"] == 0.0
+    assert any("left out" in n and "rescale" in n for n in fit.notes)
+
+
+@pytest.mark.parametrize("method", ["adassp", "bas", "fw"])
 def test_private_bounds_at_the_top_of_the_grid_are_noted(method, quiet):
     data = DF[["x1", "x2", "y"]].assign(x1=DF.x1 * 1e30)
     with pytest.warns(UserWarning, match=r"top of dpstats' grid") as rec:
