@@ -61,7 +61,7 @@ def test_private_bounds(variant, monkeypatch):
     if variant != "real":
         monkeypatch.setattr(bounds, "exponential",
                             sensitivity_times(bounds.exponential, Q / (1 - Q)))
-    rep = audit(_bounds_sampler, quantile_pairs(), eps=2.0, kind="discrete", n=draws(4_000),
+    rep = audit(_bounds_sampler, quantile_pairs(), eps=2.0, n=draws(4_000),
                 n_pilot=draws(400), seed=seed_for(f"private_bounds/{variant}"))
     record("private bounds (quantiles)", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)

@@ -1,5 +1,5 @@
-"""Audits of the private regression estimators' releases: AdaSSP, Boosted AdaSSP, Frank-Wolfe's
-vertex choice and the private screening rule.
+"""Audits of the private regression estimators' releases: AdaSSP, Boosted AdaSSP, DP-GD,
+Frank-Wolfe's vertex choice and the private screening rule.
 
 Neighbours: add/remove one row of ``(X, y)``. Every estimator runs with public bounds (so every
 release is of the regression itself) once on ``D`` and once on ``D`` plus one row, with a
@@ -17,6 +17,9 @@ coefficients are post-processing of these releases and a much weaker signal.
   The Gram matrix is released through the plan as its upper triangle with i.i.d. noise, the
   distribution of ``symmetric=True``. Broken: rows not divided by ``sqrt(p)`` (norm up to
   ``sqrt(p)`` where 1 is assumed).
+* DP-GD (:func:`dpstats.estimators.dpgd.estimate`, one epoch, clip 0.5, a released row count
+  passed in, eps = 1, delta = 0.01): the release of the clipped gradient sum at ``theta = 0``,
+  through the same plan recorder. Broken: per-row gradients not clipped.
 * Frank-Wolfe (:func:`dpstats.estimators.fw.estimate`, squared loss, radius 2, T = 2,
   eps = 2, delta = 0): the second vertex choice, with the first fixed at ``+2 e_1`` (adaptive
   composition conditions on it), claimed eps/T = 1. Broken: the squared loss taken as
@@ -36,7 +39,7 @@ import pytest
 from auditor import Pair, audit, draws, record, seed_for
 from hooks import recording, replay
 
-from dpstats.estimators import adassp, bas, fw, screening
+from dpstats.estimators import adassp, bas, dpgd, fw, screening
 
 RELATION = "add/remove one row"
 _CHUNK = 500
@@ -121,23 +124,30 @@ class _PlanRecorder(bas.GaussianGDP):
         return super().release(part, value, sensitivity, symmetric=symmetric)
 
 
-def _bas_replay(recorded, n, rng):
+def _plan_replay(recorded, n, rng):
     (eps, delta, parts), calls = recorded
     plan = bas.GaussianGDP(eps, delta, parts, rng)
     return np.hstack([plan.release(part, np.tile(v, (n, 1)), s) for part, v, s in calls])
 
 
-def bas_pairs() -> list[Pair]:
-    def rec(X, y):
+def _plan_pairs(module, run, X, y, rows) -> list[Pair]:
+    """Pairs of (plan arguments, recorded releases) of the GaussianGDP plan ``run(X, y)``
+    makes in ``module``."""
+    def rec(Xa, ya):
         _PlanRecorder.made = []
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(bas, "GaussianGDP", _PlanRecorder)
-            bas.estimate(X, y, eps=1.0, delta=0.01, rng=np.random.default_rng(0), T=1,
-                         intercept_col=0, bounds=(-1.0, 1.0))
+            mp.setattr(module, "GaussianGDP", _PlanRecorder)
+            run(Xa, ya)
         (plan,) = _PlanRecorder.made
         return plan.args, plan.calls
+    return _pairs(X, y, rows, rec)
+
+
+def bas_pairs() -> list[Pair]:
     X, y = _regression_data()
-    return _pairs(X, y, list(_corners(2)), rec)
+    return _plan_pairs(bas, lambda Xa, ya: bas.estimate(
+        Xa, ya, eps=1.0, delta=0.01, rng=np.random.default_rng(0), T=1, intercept_col=0,
+        bounds=(-1.0, 1.0)), X, y, list(_corners(2)))
 
 
 @pytest.mark.parametrize("variant", ["real", "rows not scaled to norm 1"])
@@ -145,9 +155,34 @@ def test_bas(variant, monkeypatch):
     """Boosted AdaSSP with T = 1: every Gaussian release of its plan, claimed (1, 0.01)."""
     if variant != "real":
         monkeypatch.setattr(bas, "row_norm_bound", lambda p: 1.0)
-    rep = audit(_bas_replay, bas_pairs(), eps=1.0, delta=0.01, n=draws(16_000),
+    rep = audit(_plan_replay, bas_pairs(), eps=1.0, delta=0.01, n=draws(16_000),
                 n_pilot=draws(2_000), seed=seed_for(f"bas/{variant}"))
     record("Boosted AdaSSP releases (T=1)", variant, RELATION, rep)
+    assert rep.violated == (variant != "real"), str(rep)
+
+
+# ------------------------------------------------------------------------------ DP-GD
+def dpgd_pairs() -> list[Pair]:
+    X, y = _regression_data()
+    return _plan_pairs(dpgd, lambda Xa, ya: dpgd.estimate(
+        Xa, ya, eps=1.0, delta=0.01, rng=np.random.default_rng(0), epochs=1, clip=0.5,
+        n_noisy=30.0, intercept_col=0, bounds=(-1.0, 1.0)), X, y, list(_corners(2)))
+
+
+def _unclipped_gradient_sum(U, y, theta, loss, clip):
+    eta = U @ theta
+    r = eta - y if loss == "squared" else 1.0 / (1.0 + np.exp(-eta)) - y
+    return U.T @ r
+
+
+@pytest.mark.parametrize("variant", ["real", "gradients not clipped"])
+def test_dpgd(variant, monkeypatch):
+    """DP-GD's gradient release (epochs = 1, clip 0.5, released n given), claimed (1, 0.01)."""
+    if variant != "real":
+        monkeypatch.setattr(dpgd, "_gradient_sum", _unclipped_gradient_sum)
+    rep = audit(_plan_replay, dpgd_pairs(), eps=1.0, delta=0.01, n=draws(16_000),
+                n_pilot=draws(2_000), seed=seed_for(f"dpgd/{variant}"))
+    record("DP-GD gradient release", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)
 
 
