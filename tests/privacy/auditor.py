@@ -101,8 +101,8 @@ def eps_lower_bound(k1, k0, n1: int, n0: int, delta: float, alpha: float):
 @dataclass(frozen=True)
 class Event:
     """A set of outcomes: ``x @ w > t`` ("above"), ``x @ w <= t`` ("below"), a NaN row
-    ("unreleased"), or one of ``codes`` in column ``column`` of the coded outcomes (discrete:
-    column 0 codes the whole outcome, column j > 0 its j-th element)."""
+    ("unreleased"), or one of ``codes`` in column ``column`` of the coded outcomes (discrete;
+    see :func:`_encode`)."""
 
     kind: str
     label: str
@@ -131,7 +131,9 @@ def _projections(x0: np.ndarray, x1: np.ndarray) -> list[tuple[str, np.ndarray]]
         diff = f1.mean(axis=0) - f0.mean(axis=0)
         cov = (np.cov(f0, rowvar=False) + np.cov(f1, rowvar=False)) / 2.0
         cov = np.atleast_2d(cov) + (1e-9 * np.trace(np.atleast_2d(cov)) / k + 1e-300) * np.eye(k)
-        for name, w in (("fisher", np.linalg.lstsq(cov, diff, rcond=None)[0]), ("means", diff)):
+        fisher = (np.linalg.lstsq(cov, diff, rcond=None)[0] if np.isfinite(cov).all()
+                  and np.isfinite(diff).all() else diff)
+        for name, w in (("fisher", fisher), ("means", diff)):
             if np.isfinite(w).all() and np.abs(w).max() > 0:
                 out.append((name, w / np.abs(w).max()))
     out += [(f"x[{j}]", np.eye(k)[j]) for j in range(min(k, _MAX_COORDS))]
@@ -202,10 +204,11 @@ def select_event(a0, a1, *, kind: str, delta: float, alpha: float, labels=None):
     up = eps_lower_bound(k1, k0, n1, n0, delta, alpha)
     down = eps_lower_bound(k0, k1, n0, n1, delta, alpha)
     # ties (e.g. no evidence anywhere): prefer the larger smoothed log ratio
-    tie = np.abs(np.log((k1 + 1.0) / (n1 + 1.0)) - np.log((k0 + 1.0) / (n0 + 1.0))) * 1e-9
-    score = np.maximum(up, down) + tie
+    log_ratio = np.log((k1 + 1.0) / (n1 + 1.0)) - np.log((k0 + 1.0) / (n0 + 1.0))
+    score = np.maximum(up, down) + 1e-9 * np.abs(log_ratio)
     i = int(np.argmax(score))
-    return cands[i][0], (1 if up[i] >= down[i] else 0), float(max(up[i], down[i]))
+    direction = 1 if up[i] > down[i] or (up[i] == down[i] and log_ratio[i] >= 0) else 0
+    return cands[i][0], direction, float(max(up[i], down[i]))
 
 
 # ------------------------------------------------------------------------ one pair

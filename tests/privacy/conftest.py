@@ -18,12 +18,12 @@ def pytest_terminal_summary(terminalreporter):
         return
     tr = terminalreporter
     tr.section(f"privacy audits ({'full' if auditor.FULL else 'CI'} mode)")
-    tr.write_line(f"{'mechanism':<40} {'variant':<34} {'eps':>6} {'delta':>7} "
-                  f"{'eps_lb':>7}  verdict")
+    tr.write_line(f"{'mechanism':<36} {'variant':<40} {'eps':>5} {'delta':>6} "
+                  f"{'eps_lb':>7}  {'verdict':<9}  seed")
     for r in rows:
-        tr.write_line(f"{r['mechanism']:<40} {r['variant']:<34} {r['eps']:>6.3g} "
-                      f"{r['delta']:>7.2g} {r['eps_lb']:>7.3f}  "
-                      f"{'VIOLATION' if r['violated'] else 'ok'}")
+        tr.write_line(f"{r['mechanism']:<36} {r['variant']:<40} {r['eps']:>5.3g} "
+                      f"{r['delta']:>6.2g} {r['eps_lb']:>7.3f}  "
+                      f"{'VIOLATION' if r['violated'] else 'ok':<9}  {r['seed']}")
     path = os.environ.get("DPSTATS_AUDIT_CSV")
     if path:
         with open(path, "w", newline="") as fh:

@@ -68,7 +68,7 @@ def test_exponential(variant):
     """Exponential mechanism (factor 2), eps = 1, score sensitivity 1, 6 candidates."""
     mech = EXPONENTIAL[variant]
     sample = _loop(lambda s, rng: mech(s, 1.0, 1.0, rng))
-    rep = audit(sample, _score_pairs(), eps=1.0, kind="discrete", n=draws(16_000),
+    rep = audit(sample, _score_pairs(), eps=1.0, kind="discrete", n=draws(24_000),
                 n_pilot=draws(1_500), seed=seed_for(f"exponential/{variant}"))
     record("exponential (Gumbel-max)", variant, "scores l_inf <= 1", rep)
     assert rep.violated == (variant != "real"), str(rep)
@@ -83,7 +83,7 @@ def test_exponential_monotone(variant):
     mech = MONOTONE[variant]
     sample = _loop(lambda s, rng: mech(s, 1.0, 1.0, rng, monotone=True))
     rep = audit(sample, _score_pairs(monotone=True), eps=1.0, kind="discrete",
-                n=draws(16_000), n_pilot=draws(1_500),
+                n=draws(24_000), n_pilot=draws(1_500),
                 seed=seed_for(f"exponential_monotone/{variant}"))
     record("exponential, monotone form", variant, "scores rise by <= 1", rep)
     assert rep.violated == (variant != "real"), str(rep)
@@ -97,7 +97,7 @@ def test_peel_topk(variant):
     """One-shot Gumbel top-3 of 6 (ordered output), eps = 1, l_inf sensitivity 1."""
     mech = PEEL[variant]
     sample = _loop(lambda s, rng: mech(s, K, 1.0, 1.0, rng))
-    rep = audit(sample, _score_pairs(), eps=1.0, kind="discrete", n=draws(16_000),
+    rep = audit(sample, _score_pairs(), eps=1.0, kind="discrete", n=draws(24_000),
                 n_pilot=draws(1_500), seed=seed_for(f"peel_topk/{variant}"))
     record("one-shot Gumbel top-k", variant, "scores l_inf <= 1", rep)
     assert rep.violated == (variant != "real"), str(rep)

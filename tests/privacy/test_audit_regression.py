@@ -72,11 +72,12 @@ def _gaussian_replay(module):
     return sample
 
 
-def _regression_data(n: int = 30, collinear: bool = False):
+def _regression_data(n: int = 30, collinear: bool = False, scale: float = 1.0):
     rng = np.random.default_rng(17)
-    x1 = rng.uniform(-1, 1, n)
-    x2 = np.clip(x1 + 0.02 * rng.normal(size=n), -1, 1) if collinear else rng.uniform(-1, 1, n)
-    y = np.clip(0.5 * x1 - 0.3 * x2 + 0.2 * rng.normal(size=n), -1, 1)
+    x1 = rng.uniform(-scale, scale, n)
+    x2 = (np.clip(x1 + 0.02 * rng.normal(size=n), -1, 1) if collinear
+          else rng.uniform(-scale, scale, n))
+    y = np.clip(0.5 * x1 - 0.3 * x2 + 0.2 * scale * rng.normal(size=n), -1, 1)
     return np.column_stack([np.ones(n), x1, x2]), y
 
 
@@ -101,7 +102,7 @@ def test_adassp(variant, monkeypatch):
     if variant != "real":
         monkeypatch.setattr(adassp, "row_norm_bound", lambda p: np.sqrt(p) / 2)
     rep = audit(_gaussian_replay(adassp), adassp_pairs(), eps=3.0, delta=0.03,
-                n=draws(16_000), n_pilot=draws(2_000), seed=seed_for(f"adassp/{variant}"))
+                n=draws(30_000), n_pilot=draws(3_000), seed=seed_for(f"adassp/{variant}"))
     record("AdaSSP releases", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)
 
@@ -155,8 +156,8 @@ def test_bas(variant, monkeypatch):
     """Boosted AdaSSP with T = 1: every Gaussian release of its plan, claimed (1, 0.01)."""
     if variant != "real":
         monkeypatch.setattr(bas, "row_norm_bound", lambda p: 1.0)
-    rep = audit(_plan_replay, bas_pairs(), eps=1.0, delta=0.01, n=draws(16_000),
-                n_pilot=draws(2_000), seed=seed_for(f"bas/{variant}"))
+    rep = audit(_plan_replay, bas_pairs(), eps=1.0, delta=0.01, n=draws(30_000),
+                n_pilot=draws(3_000), seed=seed_for(f"bas/{variant}"))
     record("Boosted AdaSSP releases (T=1)", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)
 
@@ -180,8 +181,8 @@ def test_dpgd(variant, monkeypatch):
     """DP-GD's gradient release (epochs = 1, clip 0.5, released n given), claimed (1, 0.01)."""
     if variant != "real":
         monkeypatch.setattr(dpgd, "_gradient_sum", _unclipped_gradient_sum)
-    rep = audit(_plan_replay, dpgd_pairs(), eps=1.0, delta=0.01, n=draws(16_000),
-                n_pilot=draws(2_000), seed=seed_for(f"dpgd/{variant}"))
+    rep = audit(_plan_replay, dpgd_pairs(), eps=1.0, delta=0.01, n=draws(30_000),
+                n_pilot=draws(3_000), seed=seed_for(f"dpgd/{variant}"))
     record("DP-GD gradient release", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)
 
@@ -204,7 +205,8 @@ def fw_pairs() -> list[Pair]:
         call = dict(calls[1])
         call["scores"] = np.array(call["scores"], dtype=np.float64)
         return call
-    X, y = _regression_data(20)
+    # few rows near 0: no vertex dominates, so one row's change shows in common outcomes
+    X, y = _regression_data(8, scale=0.2)
     return _pairs(X, y, list(_corners(2)), rec)
 
 
@@ -214,7 +216,7 @@ def test_frank_wolfe_vertex(variant, monkeypatch):
     if variant != "real":
         monkeypatch.setattr(fw, "score_sensitivity", lambda loss, radius: radius)
     rep = audit(replay(fw, "exponential"), fw_pairs(), eps=1.0, kind="discrete",
-                n=draws(12_000), n_pilot=draws(600), seed=seed_for(f"fw/{variant}"))
+                n=draws(12_000), n_pilot=draws(1_000), seed=seed_for(f"fw/{variant}"))
     record("Frank-Wolfe vertex choice", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)
 
@@ -234,12 +236,12 @@ def _gradient_terms_only(loss, radius, d, *, with_norms):
     return np.sqrt(screening.derivative_bound(loss, radius) ** 2 * d + (d if with_norms else 0))
 
 
-@pytest.mark.parametrize("variant", ["real", "sensitivity without u'g, |u|^2 terms"])
+@pytest.mark.parametrize("variant", ["real", "sensitivity without the u'g, u'u terms"])
 def test_screening_rule(variant, monkeypatch):
     """Private screening components after the first step, claimed (eps2, delta2) = (1, 0.01)."""
     if variant != "real":
         monkeypatch.setattr(screening, "component_sensitivity", _gradient_terms_only)
     rep = audit(_gaussian_replay(screening), screening_pairs(), eps=1.0, delta=0.01,
-                n=draws(16_000), n_pilot=draws(2_000), seed=seed_for(f"screening/{variant}"))
+                n=draws(30_000), n_pilot=draws(3_000), seed=seed_for(f"screening/{variant}"))
     record("screening rule (components)", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)
