@@ -22,8 +22,9 @@ coefficients are post-processing of these releases and a much weaker signal.
   through the same plan recorder. Broken: per-row gradients not clipped.
 * Frank-Wolfe (:func:`dpstats.estimators.fw.estimate`, squared loss, radius 2, T = 2,
   eps = 2, delta = 0): the second vertex choice, with the first fixed at ``+2 e_1`` (adaptive
-  composition conditions on it), claimed eps/T = 1. Broken: the squared loss taken as
-  1-Lipschitz (score sensitivity ``radius`` instead of ``radius (radius + 1)``).
+  composition conditions on it), claimed eps/T = 1. Eight rows near 0, so that no vertex
+  dominates and an added row (a corner of the box) changes common outcomes. Broken: the
+  squared loss taken as 1-Lipschitz (score sensitivity ``radius``, not ``radius (radius + 1)``).
 * Screening rule (:mod:`dpstats.estimators.screening`, via ``fw.estimate(screen="last")``,
   T = 1, eps = 2, delta = 0.02): the Gaussian release of the rule's components after the first
   step (fixed at ``+2 e_1``), claimed (eps2, delta2) = (1, 0.01). Broken: the component
