@@ -205,6 +205,20 @@ class DPLMResult:
         from .summary import Summary
         return Summary.from_result(self)
 
+    def plot(self, **kwargs):
+        """Dot plot of the released coefficients with the selected terms marked.
+
+        Draws released quantities only (never the data or the Tukey depth regions); see
+        :func:`dpstats.plotting.coef_plot` for the options. Needs matplotlib
+        (``pip install dpstats[plot]``).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from .plotting import coef_plot
+        return coef_plot(self, **kwargs)
+
     def __repr__(self) -> str:
         status = "released" if self.released else "NOT released (PTR failed)"
         if not self.private:
