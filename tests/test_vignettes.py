@@ -15,18 +15,24 @@ jupytext = pytest.importorskip("jupytext")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-VIGNETTES = sorted((Path(__file__).resolve().parents[1] / "vignettes").glob("*.md"))
+ROOT = Path(__file__).resolve().parents[1]
+VIGNETTES = sorted((ROOT / "vignettes").glob("*.md"))
 
 
 def execute(path: Path, mode: str = "fast", timeout: int = 600):
-    """Execute the vignette at ``path`` in a fresh kernel; return the executed notebook."""
+    """Execute the vignette at ``path`` in a fresh kernel; return the executed notebook.
+
+    The kernel runs in the vignette's folder and imports dpstats from this checkout (its root
+    is put first on PYTHONPATH), not from wherever the package happens to be installed.
+    """
     nb = jupytext.read(path)
     env_cell = jupytext.reads(
         f"import os\nos.environ['DPSTATS_VIGNETTES'] = {mode!r}\n", fmt="py:percent").cells[0]
     nb.cells.insert(0, env_cell)
     client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
+    path_var = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    client.execute(env={**os.environ, "PYTHONPATH": path_var})
     return nb
 
 
