@@ -354,3 +354,17 @@ def test_constant_dummy_does_not_blow_up_the_intercept_through_centring():
         direct = np.linalg.lstsq((X - c)[rows][:, :2], y[rows], rcond=None)[0]
         assert got[g, 2] == 0.0
         np.testing.assert_allclose(got[g, :2], direct, rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_grid_positions_equal_searchsorted_for_few_and_many_values(seed):
+    from dpstats.mechanisms.centre import _grid_positions
+    rng = np.random.default_rng(seed)
+    g = centre_grid()
+    for size in (3, g.size // 4 + 1, 200_000):
+        v = rng.standard_normal(size) * 10.0 ** rng.integers(-30, 30)
+        v = np.r_[np.round(v, 2), g[rng.integers(0, g.size, 50)]]   # ties and grid points
+        u = np.unique(v)
+        left, right = _grid_positions(g, u)
+        np.testing.assert_array_equal(left, np.searchsorted(g, u, side="left"))
+        np.testing.assert_array_equal(right, np.searchsorted(g, u, side="right"))

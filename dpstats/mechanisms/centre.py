@@ -15,7 +15,8 @@ used nor released.
 
 All candidates strictly between two consecutive distinct data values share one score, so the
 mechanism is sampled exactly by first choosing such a run (log weight ``log(size) + eps*score``,
-Gumbel-max) and then a uniform grid point inside it: O(n log n) whatever the grid size.
+Gumbel-max over the runs that hold a grid point: the others have weight 0) and then a uniform
+grid point inside it: O(n log n) whatever the grid size.
 """
 
 from __future__ import annotations
@@ -46,6 +47,25 @@ def centre_grid(octaves: int = 64, per_octave: int = 1024) -> np.ndarray:
     return g
 
 
+def _grid_positions(g: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(searchsorted(g, u, "left"), searchsorted(g, u, "right"))`` for sorted distinct ``u``.
+
+    With many distinct values it is cheaper to place the grid among the values and count:
+    ``g[j] < u[i]`` iff ``#{u <= g[j]} <= i``, and ``g[j] <= u[i]`` iff ``#{u < g[j]} <= i``.
+
+    >>> g, u = np.array([-1.0, 0.0, 0.5, 2.0]), np.array([0.0, 1.0, 3.0])
+    >>> [a.tolist() for a in _grid_positions(g, u)]
+    [[1, 3, 4], [2, 3, 4]]
+    """
+    if u.size * 4 < g.size:
+        return np.searchsorted(g, u, side="left"), np.searchsorted(g, u, side="right")
+    below_or_at = np.searchsorted(u, g, side="right")     # #{u <= g[j]}
+    below = np.searchsorted(u, g, side="left")            # #{u < g[j]}
+    left = np.cumsum(np.bincount(below_or_at, minlength=u.size + 1))[:u.size]
+    right = np.cumsum(np.bincount(below, minlength=u.size + 1))[:u.size]
+    return left, right
+
+
 def private_centre_value(values, eps: float, rng: np.random.Generator,
                          ledger: Ledger | None = None, *, grid: np.ndarray | None = None,
                          stage: str | None = None, what: str = "centre") -> float:
@@ -69,19 +89,21 @@ def private_centre_value(values, eps: float, rng: np.random.Generator,
     u, cnt = np.unique(v, return_counts=True)
     n = int(cnt.sum())
     cum = np.cumsum(cnt)                                   # #{v <= u[i]}
-    left = np.searchsorted(g, u, side="left")              # first candidate >= u[i]
-    right = np.searchsorted(g, u, side="right")            # first candidate > u[i]
+    left, right = _grid_positions(g, u)
     run_lo = np.concatenate(([0], right))                  # run i: strictly between u[i-1], u[i]
     run_n = np.concatenate((left, [g.size])) - run_lo
     below = np.concatenate(([0], cum))                     # #{v <= c} = #{v < c} in run i
     scores = np.concatenate((np.minimum(below, n - below),          # runs
                              np.minimum(cum, n - below[:-1])))      # c = u[i] (ties both sides)
     sizes = np.concatenate((run_n, (right > left).astype(np.int64)))
+    live = np.flatnonzero(sizes > 0)    # the rest (empty runs, values off the grid) has weight 0
+    if live.size == 0:
+        live = np.arange(sizes.size)    # let the mechanism report that nothing can be chosen
     with np.errstate(divide="ignore"):
-        log_base = np.log(sizes.astype(np.float64))        # -inf: empty run / value off the grid
-    k = exponential(scores.astype(np.float64), 1.0, eps, rng, ledger, log_base=log_base,
-                    monotone=True, stage=stage,
-                    what=f"{what} (1-D Tukey depth) on a public grid of {g.size} points")
+        log_base = np.log(sizes[live].astype(np.float64))
+    k = live[exponential(scores[live].astype(np.float64), 1.0, eps, rng, ledger,
+                         log_base=log_base, monotone=True, stage=stage,
+                         what=f"{what} (1-D Tukey depth) on a public grid of {g.size} points")]
     if k < run_n.size:
         return float(g[run_lo[k] + rng.integers(0, run_n[k])])
     return float(u[k - run_n.size])

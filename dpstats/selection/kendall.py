@@ -17,9 +17,12 @@ permutation each pair's order depends only on the two rows involved, so the stat
 ordinary Kendall tau on tie-free data and Lemma 3.2 applies to every realisation; the mechanism
 is a mixture of eps-DP mechanisms, hence eps-DP. (Tau-b normalisation would break the proof.)
 
-Cost: O(k d n log n) time (one sort per pick, columns in parallel), O(n d) memory. Ties are
-broken inside the merge sort by comparing ``(value, row position)`` pairs, which gives exactly
-the statistics of the rank construction above without computing ranks.
+Cost: O(k d n log n) time, O(n d) memory (``int32`` ranks). Every column and the label are
+ranked once in the permuted row order (:func:`dpstats._kernels.kendall_ranks.permuted_ranks`,
+without materialising the permuted rows); each round then counts, for every unpicked column,
+the inversions of its ranks in the pivot's order by a merge sort on ``int32`` (columns in
+parallel). The counts equal, integer for integer, those of comparing ``(value, row position)``
+pairs (:func:`~dpstats._kernels.kendall.kendall_scaled_tiebroken` on :func:`permuted_rows`).
 """
 
 from __future__ import annotations
@@ -67,6 +70,13 @@ def permuted_rows(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     return Xp, y[perm]
 
 
+def _scaled(D: np.ndarray, n: int) -> np.ndarray:
+    """``tau_hat = n/2 - 2 D / (n - 1)`` from discordant-pair counts (``n/2`` when n < 2)."""
+    if n < 2:
+        return np.full(D.shape, n / 2.0)
+    return n / 2.0 - 2.0 * D.astype(np.float64) / (n - 1)
+
+
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
            ledger: Ledger | None = None, stage: str = "selection", **_: object) -> Selection:
     """Select ``k`` columns of ``X`` by DPKendall (003 Algorithm 1).
@@ -104,10 +114,12 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
     """
     X, y, k = check_xy_k(X, y, k)
     eps = check_eps(eps)
-    from .._kernels.kendall import kendall_scaled_tiebroken as tau
-    d = X.shape[1]
-    Xp, yp = permuted_rows(X, y, rng)
-    base = np.abs(tau(Xp, yp))
+    from .._kernels.kendall_ranks import discordant_ranked, permuted_ranks
+    n, d = X.shape
+    perm = rng.permutation(n)                  # the data-independent tie-breaking order
+    R = permuted_ranks(X, perm)                # (d, n) int32, ranked once
+    ry = permuted_ranks(y[:, None], perm)[0]
+    base = np.abs(_scaled(discordant_ranked(R, ry), n))
     redundancy = np.zeros(d)
     picked: list[int] = []
     for r in range(k):
@@ -119,7 +131,8 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
         j = exponential(score, sens, eps / k, rng, ledger, stage=stage,
                         what=f"DPKendall round {r + 1} of {k}")
         picked.append(j)
-        if r < k - 1:
-            redundancy += np.abs(tau(Xp, np.ascontiguousarray(Xp[:, j])))
+        if r < k - 1:                          # picked columns are never scored again
+            rest = np.setdiff1d(np.arange(d), picked)
+            redundancy[rest] += np.abs(_scaled(discordant_ranked(R, R[j], rest), n))
     return Selection(indices=tuple(picked), method="kendall", eps=eps, ordered=True,
                      info={"rounds": k})

@@ -1,0 +1,250 @@
+"""Kendall statistics from ranks: rank every column once, then count discordant pairs per pivot.
+
+DPKendall scores every candidate column against the label and then against each picked column.
+:func:`dpstats._kernels.kendall.kendall_scaled_tiebroken` re-sorts (value, row position) pairs
+of every column for every pivot. Here each column (and the label) is replaced once by its
+0-based ranks in a given row order, ties broken by position in that order
+(:func:`permuted_ranks`: a stable LSD radix sort, columns in parallel), so that every later
+count works on ``int32`` permutations: :func:`discordant_ranked` puts the rows in the pivot's
+order (the inverse of its ranks, no sort needed) and counts the inversions of each column by a
+branchless merge sort, columns in parallel.
+
+With ties broken by position the ranks of a column order every pair of rows exactly as the
+pairs ``(value, position)`` do, so the counts equal those of
+:func:`~dpstats._kernels.kendall.kendall_scaled_tiebroken` on the rows in that order, integer for
+integer, and those of :func:`~dpstats._kernels.kendall.kendall_scaled` on the ranks
+(:func:`~dpstats._kernels.kendall.stable_ranks`). Pure and deterministic (no randomness).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
+
+#: Ranks are int32.
+MAX_ROWS = 2**31 - 1
+#: Below this many rows a comparison merge sort ranks a column (a radix sort's fixed cost of
+#: its digit histograms would dominate).
+_RADIX_MIN_ROWS = 4096
+#: Digit width of the radix sort (2048 buckets: the histogram stays in L1).
+_DIGIT_BITS = 11
+#: Block size of the insertion sort that starts the merge sort.
+_BLOCK = 8
+
+
+@njit(cache=True, boundscheck=False)
+def _float_key(v):
+    """An unsigned key with the order of the float ``v`` (-0.0 and 0.0 share one key)."""
+    b = np.float64(v + 0.0).view(np.int64)  # + 0.0 turns -0.0 into 0.0
+    if b < 0:
+        return np.uint64(~b)
+    return np.uint64(b) | np.uint64(0x8000000000000000)
+
+
+@njit(cache=True, boundscheck=False)
+def _radix_order(keys, idx, keys2, idx2):
+    """Stable LSD radix sort of ``keys``, carrying ``idx``; returns the sorted ``idx``."""
+    n = keys.shape[0]
+    nb = 1 << _DIGIT_BITS
+    mask = np.uint64(nb - 1)
+    npass = (64 + _DIGIT_BITS - 1) // _DIGIT_BITS
+    hist = np.zeros((npass, nb), dtype=np.int64)
+    for i in range(n):
+        k = keys[i]
+        for p in range(npass):
+            hist[p, (k >> np.uint64(p * _DIGIT_BITS)) & mask] += 1
+    off = np.empty(nb, dtype=np.int64)
+    for p in range(npass):
+        trivial = False
+        s = 0
+        for b in range(nb):
+            if hist[p, b] == n:
+                trivial = True
+            off[b] = s
+            s += hist[p, b]
+        if trivial:                      # every key has the same digit: nothing moves
+            continue
+        sh = np.uint64(p * _DIGIT_BITS)
+        for i in range(n):
+            k = keys[i]
+            b = (k >> sh) & mask
+            o = off[b]
+            off[b] = o + 1
+            keys2[o] = k
+            idx2[o] = idx[i]
+        keys, keys2 = keys2, keys
+        idx, idx2 = idx2, idx
+    return idx
+
+
+@njit(cache=True, parallel=True, boundscheck=False)
+def _ranks_kernel(X, perm, R):
+    n, d = X.shape
+    for j in prange(d):
+        if n < _RADIX_MIN_ROWS:
+            col = np.empty(n, dtype=np.float64)
+            for i in range(n):
+                col[i] = X[perm[i], j] + 0.0
+            order = np.argsort(col, kind="mergesort")
+            for r in range(n):
+                R[j, order[r]] = r
+        else:
+            keys = np.empty(n, dtype=np.uint64)
+            idx = np.empty(n, dtype=np.int32)
+            for i in range(n):
+                keys[i] = _float_key(X[perm[i], j])
+                idx[i] = i
+            order = _radix_order(keys, idx, np.empty(n, dtype=np.uint64),
+                                 np.empty(n, dtype=np.int32))
+            for r in range(n):
+                R[j, order[r]] = r
+
+
+def permuted_ranks(X, perm=None) -> np.ndarray:
+    """Ranks of every column of ``X[perm]``, ties broken by position, as a ``(d, n)`` array.
+
+    Equals ``stable_ranks(X[perm]).T`` (:func:`dpstats._kernels.kendall.stable_ranks`) without
+    materialising ``X[perm]``: each column is gathered in the order ``perm`` and ranked by a
+    stable radix sort on order-preserving integer keys. Columns run in parallel.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Finite values (any memory layout).
+    perm : array_like of int, shape (n,), optional
+        A permutation of ``0..n-1``: row ``i`` of the result's order is row ``perm[i]`` of
+        ``X``. Default: the identity.
+
+    Returns
+    -------
+    numpy.ndarray of int32, shape (d, n)
+        Row ``j`` is a permutation of ``0..n-1``: the rank of ``X[perm[i], j]`` among the
+        column, equal values ranked by ``i``.
+
+    Examples
+    --------
+    >>> permuted_ranks([[2.0, 0.0], [1.0, 0.0], [2.0, 5.0]]).tolist()
+    [[1, 0, 2], [0, 1, 2]]
+    >>> permuted_ranks([[2.0], [1.0], [2.0]], [2, 1, 0]).tolist()
+    [[1, 0, 2]]
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array (n rows x d columns); got shape {X.shape}")
+    n = X.shape[0]
+    if n > MAX_ROWS:
+        raise ValueError(f"at most {MAX_ROWS} rows are supported (int32 ranks); got {n}")
+    if np.isnan(X).any():
+        raise ValueError("ranks need data without NaN; drop or impute them first")
+    if perm is None:
+        perm = np.arange(n, dtype=np.int64)
+    perm = np.asarray(perm, dtype=np.int64)
+    if perm.shape != (n,):
+        raise ValueError(f"perm must be a permutation of the {n} rows; got shape {perm.shape}")
+    R = np.empty((X.shape[1], n), dtype=np.int32)
+    _ranks_kernel(X, perm, R)
+    return R
+
+
+@njit(cache=True, boundscheck=False)
+def _inversions(a, buf):
+    """Sort the int32 permutation ``a`` (destroying it); return #{i < j : a[i] > a[j]}."""
+    n = a.shape[0]
+    inv = 0
+    for lo in range(0, n, _BLOCK):                 # insertion sort of short blocks
+        hi = min(lo + _BLOCK, n)
+        for i in range(lo + 1, hi):
+            v = a[i]
+            j = i - 1
+            while j >= lo and a[j] > v:
+                a[j + 1] = a[j]
+                j -= 1
+            inv += i - 1 - j
+            a[j + 1] = v
+    src = a
+    dst = buf
+    one = np.uint64(1)
+    un = np.uint64(n)
+    width = np.uint64(_BLOCK)
+    while width < un:                              # bottom-up branchless merges
+        lo = np.uint64(0)
+        while lo < un:                             # unsigned indices: no wraparound checks
+            mid = min(lo + width, un)
+            hi = min(lo + width + width, un)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                x = src[i]
+                y = src[j]
+                t = np.uint64(y < x)
+                dst[o] = y if y < x else x
+                inv += (mid - i) * t
+                j += t
+                i += one - t
+                o += one
+            while i < mid:
+                dst[o] = src[i]
+                i += one
+                o += one
+            while j < hi:
+                dst[o] = src[j]
+                j += one
+                o += one
+            lo += width + width
+        src, dst = dst, src
+        width += width
+    return inv
+
+
+@njit(cache=True, parallel=True, boundscheck=False)
+def _discordant_kernel(R, pivot, cols):
+    n = pivot.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[pivot[i]] = i
+    out = np.empty(cols.shape[0], dtype=np.int64)
+    for t in prange(cols.shape[0]):
+        c = cols[t]
+        a = np.empty(n, dtype=np.int32)
+        for i in range(n):
+            a[i] = R[c, order[i]]
+        out[t] = _inversions(a, np.empty(n, dtype=np.int32))
+    return out
+
+
+def discordant_ranked(R: np.ndarray, pivot: np.ndarray, cols=None) -> np.ndarray:
+    """Strictly discordant pairs of rank rows ``R[cols]`` with the rank vector ``pivot``.
+
+    Parameters
+    ----------
+    R : numpy.ndarray of int32, shape (d, n)
+        Ranks from :func:`permuted_ranks` (each row a permutation of ``0..n-1``).
+    pivot : numpy.ndarray of int32, shape (n,)
+        Ranks of the reference vector (the label's, or a row of ``R``).
+    cols : array_like of int, optional
+        Rows of ``R`` to score (default: all).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (len(cols),)
+        ``D_c = #{i < i' : (R[c, i] - R[c, i']) * (pivot[i] - pivot[i']) < 0}``; with
+        ``n / 2 - 2 D / (n - 1)`` this is the scaled Kendall correlation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R = permuted_ranks([[0.0, 3.0], [1.0, 2.0], [2.0, 1.0]])
+    >>> discordant_ranked(R, R[0]).tolist()
+    [0, 3]
+    """
+    R = np.ascontiguousarray(R, dtype=np.int32)
+    pivot = np.ascontiguousarray(pivot, dtype=np.int32)
+    if R.ndim != 2 or pivot.shape != (R.shape[1],):
+        raise ValueError(f"need R of shape (d, n) and pivot of shape (n,); got {R.shape} and "
+                         f"{pivot.shape}")
+    cols = (np.arange(R.shape[0], dtype=np.int64) if cols is None
+            else np.asarray(cols, dtype=np.int64).reshape(-1))
+    return _discordant_kernel(R, pivot, cols)
