@@ -19,6 +19,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .lasso_path import homotopy_at_grid
+
 __all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
            "lasso_topk_support_reference", "support_votes"]
 
@@ -218,12 +220,14 @@ def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
     # at most n_g - 1 coefficients can be active after centring: stop as soon as that is reached
     target = min(k, ng - 1, np.count_nonzero(keep))
     beta = np.zeros(d)
-    r = y.copy()
-    for step in range(1, n_alphas):
-        alpha = alpha_max * min_ratio ** (step / (n_alphas - 1))
-        _cd_solve(Xt, r, beta, colsq, alpha, max_iter, tol * ysd)
-        if np.count_nonzero(beta) >= target:
-            break
+    if not homotopy_at_grid(Xt, y, keep, alpha_max, target, n_alphas, min_ratio, beta):
+        beta[:] = 0.0          # degenerate path (collinear actives): coordinate descent
+        r = y.copy()
+        for step in range(1, n_alphas):
+            alpha = alpha_max * min_ratio ** (step / (n_alphas - 1))
+            _cd_solve(Xt, r, beta, colsq, alpha, max_iter, tol * ysd)
+            if np.count_nonzero(beta) >= target:
+                break
     taken = np.zeros(d, dtype=np.bool_)
     m = _top_by(np.abs(beta), beta != 0.0, taken, k, out, 0)
     _top_by(corr, keep, taken, k, out, m)
@@ -266,6 +270,7 @@ def _prepare_groups(X, y, group_labels, n_groups, k, intercept_col, n_alphas, al
                          f"{intercept_col!r}")
     if int(n_alphas) < 2 or not 0 < alpha_min_ratio < 1:
         raise ValueError("need n_alphas >= 2 and 0 < alpha_min_ratio < 1")
+    X = np.ascontiguousarray(X)                 # one compiled layout
     order = np.argsort(labels, kind="stable").astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=int(n_groups)))))
     keep = np.ones(d, dtype=np.bool_)
@@ -281,9 +286,11 @@ def lasso_topk_support(X, y, group_labels, n_groups: int, k: int, intercept_col:
 
     For every group of rows, non-privately: centre ``y``; centre and scale each column to unit
     RMS *within the group* (scale-free); drop the intercept column and every column that is
-    constant in the group; run coordinate descent with warm starts down the geometric grid
+    constant in the group; solve the Lasso down the geometric grid
     ``alpha_max * alpha_min_ratio ** (i / (n_alphas - 1))``, ``i = 1, 2, ...``, where
-    ``alpha_max = max_j |x_j^T y| / n_g`` (all-zero fit); stop at the first alpha with at least
+    ``alpha_max = max_j |x_j^T y| / n_g`` (all-zero fit) -- exactly, by following the path's
+    breakpoints (:mod:`dpstats._kernels.lasso_path`; coordinate descent with warm starts when
+    the path is degenerate, with ``max_iter``, ``tol``); stop at the first alpha with at least
     ``min(k, n_g - 1)`` non-zero coefficients (a centred Lasso has at most ``n_g - 1``) and
     report the k largest ``|coefficient|`` (standardised scale). If fewer than k are active
     there (small ``n_g``, or the grid ran out), the rest is filled by largest

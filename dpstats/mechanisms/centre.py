@@ -57,7 +57,7 @@ def _grid_positions(g: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarra
     >>> [a.tolist() for a in _grid_positions(g, u)]
     [[1, 3, 4], [2, 3, 4]]
     """
-    if u.size * 4 < g.size:
+    if u.size <= g.size:
         return np.searchsorted(g, u, side="left"), np.searchsorted(g, u, side="right")
     below_or_at = np.searchsorted(u, g, side="right")     # #{u <= g[j]}
     below = np.searchsorted(u, g, side="left")            # #{u < g[j]}
