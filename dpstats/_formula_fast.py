@@ -40,8 +40,7 @@ class NumericSpec:
         return np.ascontiguousarray(M)
 
 
-def _plain_numeric(s: pd.Series) -> bool:
-    dt = s.dtype
+def _plain_numeric(dt) -> bool:
     return (pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt)
             and not isinstance(dt, pd.CategoricalDtype)
             and not pd.api.types.is_complex_dtype(dt))    # refused by the formula path
@@ -61,6 +60,7 @@ def fast_dot_spec(lhs: str, rhs: str, data: pd.DataFrame) -> NumericSpec | None:
     if key not in _DOT_RHS or label not in data.columns:
         return None
     names = [c for c in data.columns if c != label]
-    if not names or not all(_plain_numeric(data[c]) for c in [label, *names]):
+    kinds = set(data.dtypes.tolist())          # a few distinct dtypes, however many columns
+    if not names or not all(_plain_numeric(dt) for dt in kinds):
         return None
     return NumericSpec(names, _DOT_RHS[key])

@@ -19,6 +19,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._finite import all_finite
 from .lasso_path import homotopy_at_grid
 
 __all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
@@ -86,7 +87,7 @@ def _check_xy(X, y) -> tuple[np.ndarray, np.ndarray]:
     if X.ndim != 2 or y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(f"need X of shape (n, d) and y of shape (n,); got {X.shape} and "
                          f"{y.shape}")
-    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+    if not (all_finite(X) and all_finite(y)):
         raise ValueError("X and y must be finite (no NaN or inf); drop or impute them first")
     return X, y
 

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from .._finite import all_finite
 from ..errors import ValidationError
 
 __all__ = ["check_xy_k"]
@@ -24,7 +25,7 @@ def check_xy_k(X, y, k) -> tuple[np.ndarray, np.ndarray, int]:
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValidationError(f"y must be 1-D with one entry per row of X ({X.shape[0]}); got "
                               f"shape {y.shape}")
-    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+    if not (all_finite(X) and all_finite(y)):
         raise ValidationError("X and y must be finite; drop rows with missing values first")
     d = X.shape[1]
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= d:
