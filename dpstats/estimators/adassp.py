@@ -53,6 +53,7 @@ from ..mechanisms.gdp import (
     CELLS_PER_OCTAVE,
     detection_threshold,
     log_histograms,
+    octave_sums,
     spans_from_histograms,
 )
 from ..validation import check_choice, check_delta, check_eps
@@ -196,22 +197,6 @@ def histogram_bounds(X, y, release) -> Bounds:
     return Bounds(lo[:d] if X is not None else None, hi[:d] if X is not None else None,
                   float(lo[-1]) if y is not None else None,
                   float(hi[-1]) if y is not None else None, source="private", mode="hist")
-
-
-def octave_sums(noisy: np.ndarray, per_octave: int = CELLS_PER_OCTAVE) -> np.ndarray:
-    """Histograms over the log grid with ``per_octave`` cells per octave, summed into the grid
-    with one cell per octave (same layout as ``log_grid_index(v, 1)``).
-
-    >>> from dpstats.mechanisms.gdp import log_histograms
-    >>> v = np.array([[-3.0], [0.0], [1.0], [1.5], [2.5]])
-    >>> bool((octave_sums(log_histograms(v, 4)) == log_histograms(v, 1)).all())
-    True
-    """
-    noisy = np.atleast_2d(np.asarray(noisy, dtype=np.float64))
-    zero = (noisy.shape[1] - 1) // 2
-    pos = noisy[:, zero + 1:].reshape(noisy.shape[0], -1, per_octave).sum(axis=2)
-    neg = noisy[:, :zero][:, ::-1].reshape(noisy.shape[0], -1, per_octave).sum(axis=2)
-    return np.hstack([neg[:, ::-1], noisy[:, zero:zero + 1], pos])
 
 
 def resolve_bounds(X, y, given: Bounds, *, intercept_col, method: str, eps: float, q: float,

@@ -41,7 +41,7 @@ from ..accountant import Ledger
 from ..errors import BudgetExceededError, ValidationError
 from ..validation import check_delta, check_eps
 
-__all__ = ["gdp_delta", "gdp_mu", "GaussianGDP", "log_histograms", "log_grid_index",
+__all__ = ["gdp_delta", "gdp_mu", "GaussianGDP", "log_histograms", "octave_sums", "log_grid_index",
            "log_grid_edges", "detection_threshold", "spans_from_histograms", "CELLS_PER_OCTAVE"]
 
 
@@ -260,3 +260,18 @@ def spans_from_histograms(noisy: np.ndarray, threshold: float,
             if left[0] < right[0]:
                 lo[j], hi[j] = left[0], right[0]
     return lo, hi
+
+
+def octave_sums(noisy: np.ndarray, per_octave: int = CELLS_PER_OCTAVE) -> np.ndarray:
+    """Histograms over the log grid with ``per_octave`` cells per octave, summed into the grid
+    with one cell per octave (same layout as ``log_grid_index(v, 1)``).
+
+    >>> v = np.array([[-3.0], [0.0], [1.0], [1.5], [2.5]])
+    >>> bool((octave_sums(log_histograms(v, 4)) == log_histograms(v, 1)).all())
+    True
+    """
+    noisy = np.atleast_2d(np.asarray(noisy, dtype=np.float64))
+    zero = (noisy.shape[1] - 1) // 2
+    pos = noisy[:, zero + 1:].reshape(noisy.shape[0], -1, per_octave).sum(axis=2)
+    neg = noisy[:, :zero][:, ::-1].reshape(noisy.shape[0], -1, per_octave).sum(axis=2)
+    return np.hstack([neg[:, ::-1], noisy[:, zero:zero + 1], pos])
