@@ -9,10 +9,9 @@ from __future__ import annotations
 import numbers
 import warnings
 
-import numpy as np
 import pandas as pd
 
-from ._scale_notes import warn_grid_edge
+from ._assemble import released_params, result_fields
 from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
@@ -31,23 +30,13 @@ from .errors import DataError, NotPrivateWarning, ValidationError
 from .estimators import METHODS, get_estimator
 from .formula import build_design
 from .mechanisms import private_count
-from .results import DPLMResult, FitSpec, SelectionReport
+from .results import DPLMResult, FitSpec
 from .validation import as_rng, check_choice, check_delta, check_eps, check_k
 
 __all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECT_CHOICES"]
 
 #: Default budget shares (003 section 4): private n, feature selection, regression.
 DEFAULT_SPLIT = {"n": 0.05, "selection": 0.05, "regression": 0.90}
-
-
-def _clip_box(info: dict, p: int, keep: list[int]):
-    """The released clipping box over all design columns (None when the method has none)."""
-    lo, hi = info.get("clip_lo"), info.get("clip_hi")
-    if lo is None or hi is None:
-        return None
-    full_lo, full_hi = np.full(p, -np.inf), np.full(p, np.inf)
-    full_lo[keep], full_hi[keep] = lo, hi
-    return full_lo, full_hi
 
 
 def _check_split(split: object) -> dict[str, float]:
@@ -222,33 +211,13 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
                                 rng=rng, ledger=ledger, m=m_used, lemma=lemma,
                                 accounting=accounting, intercept_col=icol, names=names,
                                 bounds=est_bounds, n_noisy=n_noisy, stage="regression")
-    params = pd.Series(np.nan, index=design.columns, name="coef")
-    clip = None
-    if est.released:
-        params[:] = 0.0
-        params.iloc[keep] = est.params
-        clip = _clip_box(est.info, p, keep)
-        warn_grid_edge(notes, clip, design.columns, bounds, est.info, names)
-    else:
-        reason = est.info.get("reason")
-        if reason == "too_few_models":
-            notes.append(f"Too few rows for the Tukey mechanism: m = {m_used} models (needs at "
-                         "least 4, and in practice hundreds). Nothing was released.")
-        elif reason == "ptr_failed":
-            notes.append("PTR failed: the models do not agree closely enough for a safe release. "
-                         "Try more rows, fewer features (select=..., smaller k) or a larger eps.")
-    selected = [design.columns[i] for i in selection.indices] if selection else []
-    report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
-                              eps=selection.eps, ordered=selection.ordered)
-              if selection else None)
+    params, clip = released_params(est, design, keep, notes, bounds, names, m_used)
     return DPLMResult(
-        params=params, spec=spec, method=method, eps=eps, delta=delta,
-        charges=ledger.charges, released=est.released, private=True, selector=selector,
-        k=k if selector else None, selected=selected, selection=report, ptr=est.ptr,
-        n_noisy=n_noisy, m=est.info.get("m"), depth=est.info.get("depth"),
-        max_depth=est.info.get("max_depth"), seeded=seeded,
-        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg}, notes=tuple(notes),
-        unreleased_reason=None if est.released else est.info.get("reason"), clip=clip)
+        params=params, spec=spec, method=method, eps=eps, delta=delta, clip=clip,
+        **result_fields(design=design, selection=selection, k=k, est=est, ledger=ledger,
+                        selector=selector, n_noisy=n_noisy, seeded=seeded,
+                        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg},
+                        notes=notes))
 
 
 def _fit_ols(design, spec, eps, delta, notes, seeded) -> DPLMResult:

@@ -14,8 +14,8 @@ import inspect
 import numpy as np
 import pandas as pd
 
+from ._assemble import released_params, result_fields
 from ._formula_parse import _split_formula
-from ._scale_notes import warn_grid_edge
 from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
@@ -28,12 +28,12 @@ from ._select_stage import (
     run_selection,
 )
 from .accountant import Budget, Ledger
-from .api import _check_m, _check_split, _clip_box
+from .api import _check_m, _check_split
 from .errors import DataError, UnknownMethodError, ValidationError
 from .formula import build_design, check_data
 from .glm_result import DPGLMResult, code_binary_label
 from .mechanisms import private_count
-from .results import FitSpec, SelectionReport
+from .results import FitSpec
 from .validation import as_rng, check_choice, check_delta, check_eps, check_k
 
 __all__ = ["dp_glm", "FAMILIES", "GLM_METHODS", "GLM_DEFAULT_SPLIT"]
@@ -289,29 +289,11 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     else:
         est = _estimator("fw")(X, design.y, loss="logistic", bounds=reg_bounds, m=m,
                                **common, **method_opts)
-    params = pd.Series(np.nan, index=design.columns, name="coef")
-    clip = None
-    if est.released:
-        params[:] = 0.0
-        params.iloc[keep] = est.params
-        clip = _clip_box(est.info, p, keep)
-        warn_grid_edge(notes, clip, design.columns, bounds, est.info, names)
-    elif est.info.get("reason") == "too_few_models":
-        notes.append(f"Too few rows for the Tukey mechanism: m = {m_used} models (needs at "
-                     "least 4, and in practice hundreds). Nothing was released.")
-    elif est.info.get("reason") == "ptr_failed":
-        notes.append("PTR failed: the models do not agree closely enough for a safe release. "
-                     "Try more rows, fewer features (select=..., smaller k) or a larger eps.")
-    selected = [design.columns[i] for i in selection.indices] if selection else []
-    report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
-                              eps=selection.eps, ordered=selection.ordered)
-              if selection else None)
+    params, clip = released_params(est, design, keep, notes, bounds, names, m_used)
     return DPGLMResult(
-        params=params, spec=spec, method=method, eps=eps, delta=delta,
-        charges=ledger.charges, released=est.released, private=True, selector=selector,
-        k=k if selector else None, selected=selected, selection=report, ptr=est.ptr,
-        n_noisy=n_noisy, m=est.info.get("m"), depth=est.info.get("depth"),
-        max_depth=est.info.get("max_depth"), seeded=seeded,
-        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg}, notes=tuple(notes),
-        unreleased_reason=None if est.released else est.info.get("reason"),
-        clip=clip, family=family, response_levels=levels)
+        params=params, spec=spec, method=method, eps=eps, delta=delta, clip=clip,
+        family=family, response_levels=levels,
+        **result_fields(design=design, selection=selection, k=k, est=est, ledger=ledger,
+                        selector=selector, n_noisy=n_noisy, seeded=seeded,
+                        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg},
+                        notes=notes))
