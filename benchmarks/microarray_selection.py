@@ -191,6 +191,8 @@ def main() -> None:
     ap.add_argument("--two-stage-trials", type=int, default=None,
                     help="trials for two-stage (the slow method); default: --trials")
     ap.add_argument("--quick", action="store_true", help="10 trials (a smoke run)")
+    ap.add_argument("--out", default="microarray_selection.csv",
+                    help="CSV name under benchmarks/results/ (rewritten after every file)")
     args = ap.parse_args()
     trials = min(args.trials, 10) if args.quick else args.trials
     ts_trials = min(trials, args.two_stage_trials or trials)
@@ -207,9 +209,9 @@ def main() -> None:
         rows += r
         raw_rows += rr
         print(f"  {f}: {time.perf_counter() - t1:.1f} s", flush=True)
+        OUT.mkdir(exist_ok=True)
+        pd.DataFrame(rows).to_csv(OUT / args.out, index=False)   # partial results survive
     res = pd.DataFrame(rows)
-    OUT.mkdir(exist_ok=True)
-    res.to_csv(OUT / "microarray_selection.csv", index=False)
     pd.set_option("display.width", 250)
     pd.set_option("display.max_rows", 500)
     for ref in ("sis", "lasso"):
@@ -225,7 +227,7 @@ def main() -> None:
     print("\nNon-private diagnostic: overlap of SIS top-k on the RAW (uncentred) data with the "
           "references,\nthe ceiling for 'sis[private bounds]', which never centres the data:")
     print(pd.DataFrame(raw_rows).round(3).to_string(index=False))
-    print(f"\ntotal {time.perf_counter() - t0:.0f} s; CSV: {OUT / 'microarray_selection.csv'}")
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s; CSV: {OUT / args.out}")
     tg = time_golub()
     print("golub (72 x 7129), k=5, eps=1, median of 15 runs, data loading excluded: " +
           ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in tg.items()))

@@ -28,7 +28,8 @@ _LAZY = {"dp_lm": ("api", "dp_lm"), "select": ("selection_api", "select"),
          "dp_glm": ("glm_api", "dp_glm"), "DPGLMResult": ("glm_result", "DPGLMResult"),
          "DPLMResult": ("results", "DPLMResult")}
 _SUBMODULES = {"datasets", "mechanisms", "ptr", "accountant", "errors", "results", "summary",
-               "estimators", "formula", "depth", "selection", "bounds"}
+               "estimators", "formula", "depth", "selection", "bounds", "experiments",
+               "plotting"}
 
 __all__ = ["dp_lm", "dp_glm", "select", "DPLMResult", "DPGLMResult", "Budget", "Charge", "Ledger",
            "DPStatsError", "BudgetExceededError", "PrivacyLeakWarning", "NotPrivateWarning",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["all_finite", "nonfinite_columns"]
+__all__ = ["all_finite"]
 
 
 def all_finite(a) -> bool:
@@ -25,16 +25,3 @@ def all_finite(a) -> bool:
             return True
     return bool(np.isfinite(a).all())
 
-
-def nonfinite_columns(mat: np.ndarray) -> np.ndarray:
-    """Boolean mask of the columns of the 2-D ``mat`` holding a NaN or an infinity.
-
-    >>> nonfinite_columns(np.array([[1.0, np.inf], [2.0, 0.0]])).tolist()
-    [False, True]
-    """
-    with np.errstate(over="ignore", invalid="ignore"):
-        suspect = ~np.isfinite(mat.sum(axis=0))
-    bad = np.zeros(mat.shape[1], dtype=bool)
-    if suspect.any():
-        bad[suspect] = ~np.isfinite(mat[:, suspect]).all(axis=0)
-    return bad

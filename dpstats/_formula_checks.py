@@ -8,11 +8,12 @@ transforms and whole-column reductions) are refused with a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 from formulaic.transforms import TRANSFORMS
 
-from ._finite import nonfinite_columns
 from .errors import DataError, StatefulTransformError
 
 # Calls refused wherever they appear, matched on the last dotted component (``np.mean``,
@@ -30,11 +31,29 @@ _STATEFUL = ("`formula` uses {fname}(...) in the term {expr!r}. That transform l
              "without privacy protection, so its output would leak them. Transform with public "
              "constants before fitting instead, e.g. I((x - 50) / 10) with a centre and scale "
              "you know from outside the data, or compute the column yourself with such values")
+#: Largest magnitude accepted in a design column or the response: squares of larger values,
+#: and sums of them over many rows, overflow float64.
+MAX_ABS = 1e150
+#: A column whose values are all smaller than this in magnitude (but not all zero) is refused:
+#: its squares underflow to zero, so every method would see a column of zeros.
+MIN_SCALE = 1e-150
 _NO_ROWS = ("no rows of `{arg}` are left after dropping rows with a missing value in the "
             "response or a variable the formula uses; fill or drop the missing values first")
 
 
 def _check_frame(data: object, arg: str) -> pd.DataFrame:
+    """``data`` as a non-empty pandas DataFrame; a dict of equal-length columns is converted.
+
+    Other frame types (polars, dask, pyarrow, numpy arrays) are refused with the call that
+    converts them, so that nothing is silently materialised.
+    """
+    if isinstance(data, Mapping) and not isinstance(data, pd.DataFrame):
+        try:
+            data = pd.DataFrame(dict(data))
+        except (ValueError, TypeError):  # pandas' message may quote values: not passed on
+            raise DataError(f"`{arg}` is a dict but not one of equal-length columns; pass "
+                            f"{{'column name': list_or_array, ...}} with one entry per row in "
+                            "every column, or a pandas DataFrame") from None
     if not isinstance(data, pd.DataFrame):
         how = {"polars": "to_pandas()", "dask": "compute()", "pyarrow": "to_pandas()"}
         lib = type(data).__module__.split(".")[0]
@@ -45,6 +64,13 @@ def _check_frame(data: object, arg: str) -> pd.DataFrame:
         raise DataError(f"`{arg}` is empty ({data.shape[0]} rows, {data.shape[1]} columns); "
                         "pass a DataFrame with at least one row and the columns the formula uses")
     return data
+
+
+def _check_names(data: pd.DataFrame, arg: str) -> None:
+    names = list(data.columns)
+    if not all(isinstance(c, str) for c in names) or len(set(names)) != len(names):
+        raise DataError(f"column names of `{arg}` must be unique strings; fix them first, e.g. "
+                        f"{arg}.columns = [f'x{{i}}' for i in range({arg}.shape[1])]")
 
 
 def _refuse_stateful(fname: str, expr: str) -> None:
@@ -67,7 +93,8 @@ def _refuse_stateful(fname: str, expr: str) -> None:
 
 def _check_label_dtype(data: pd.DataFrame, label: str, arg: str) -> None:
     dtype = data[label].dtype
-    if not pd.api.types.is_numeric_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+    if not pd.api.types.is_numeric_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype) \
+            or pd.api.types.is_complex_dtype(dtype):
         raise DataError(f"the response {label!r} in `{arg}` has dtype {dtype}, but dp_lm needs a "
                         "numeric label; convert it first (for a yes/no outcome use 0/1 and "
                         "dp_glm with family='binomial')")
@@ -81,11 +108,34 @@ def _check_feature_dtypes(data: pd.DataFrame, cols: list[str], arg: str) -> None
         raise DataError(f"columns {bad} of `{arg}` hold dates or times, which cannot be used as "
                         "features directly; convert them to a number first, e.g. "
                         "data['year'] = data['date'].dt.year")
+    cplx = [c for c in cols if pd.api.types.is_complex_dtype(data[c].dtype)]
+    if cplx:
+        raise DataError(f"columns {cplx} of `{arg}` hold complex numbers; use their real part, "
+                        "imaginary part or modulus as real-valued columns instead, e.g. "
+                        "np.real(z) or np.abs(z)")
 
 
-def _finite_or_raise(mat: np.ndarray, names: list[str], arg: str) -> None:
-    bad = nonfinite_columns(mat)
+def _check_values(mat: np.ndarray, names: list[str], arg: str) -> None:
+    """Refuse infinite values and magnitudes float64 arithmetic cannot square (see
+    :data:`MAX_ABS`, :data:`MIN_SCALE`), naming the columns, never a value."""
+    if mat.size == 0:
+        return
+    hi, lo = mat.max(axis=0), mat.min(axis=0)   # no copy of mat, unlike np.abs(mat)
+    bad = ~(np.isfinite(hi) & np.isfinite(lo))
     if bad.any():
         cols = [n for n, b in zip(names, bad, strict=True) if b]
         raise DataError(f"columns {cols} of `{arg}` contain infinite values; drop those rows or "
-                        "cap the values at public bounds before fitting")
+                        "cap the values at public bounds first")
+    big = np.maximum(np.abs(hi), np.abs(lo))
+    huge, tiny = big > MAX_ABS, (big > 0) & (big < MIN_SCALE)
+    if huge.any():
+        cols = [n for n, b in zip(names, huge, strict=True) if b]
+        raise DataError(f"columns {cols} of `{arg}` hold values beyond {MAX_ABS:g} in magnitude, "
+                        "too large for float64 arithmetic (their squares overflow); rescale them "
+                        "by a public constant, e.g. I(x / 1e100) in the formula or "
+                        f"{arg}['x'] / 1e100, or drop or cap those rows at public bounds")
+    if tiny.any():
+        cols = [n for n, b in zip(names, tiny, strict=True) if b]
+        raise DataError(f"columns {cols} of `{arg}` hold only values below {MIN_SCALE:g} in "
+                        "magnitude (their squares underflow to zero); rescale them by a public "
+                        f"constant, e.g. I(x * 1e100) in the formula or {arg}['x'] * 1e100")

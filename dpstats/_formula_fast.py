@@ -78,7 +78,8 @@ def complete_rows(data: pd.DataFrame, columns: list[str]) -> np.ndarray:
 
 def _plain_numeric(dt) -> bool:
     return (pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt)
-            and not isinstance(dt, pd.CategoricalDtype))
+            and not isinstance(dt, pd.CategoricalDtype)
+            and not pd.api.types.is_complex_dtype(dt))    # refused by the formula path
 
 
 def fast_dot_spec(lhs: str, rhs: str, data: pd.DataFrame) -> NumericSpec | None:

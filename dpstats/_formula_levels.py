@@ -23,6 +23,29 @@ def _plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(conv) if conv else frame
 
 
+def _float_ints(frame: pd.DataFrame, factors) -> pd.DataFrame:
+    """Integer columns as float64, so that formula arithmetic cannot wrap around silently.
+
+    numpy integer arrays overflow without a warning (``I(x * 1000)`` on int64 values near
+    1e16, ``I(u - 10)`` on uint8), which would put wrong values in the design. Columns used as
+    ``C(col, ...)`` keep their integer levels (and level names).
+    """
+    ints = [c for c, t in frame.dtypes.items() if pd.api.types.is_integer_dtype(t)]
+    if not ints:
+        return frame
+    as_levels = set()
+    for factor in factors:
+        if factor.eval_method.value != "python":
+            continue
+        tree, aliases = _python_expr(factor.expr, frame.columns)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "C" and node.args \
+                    and isinstance(node.args[0], ast.Name):
+                as_levels.add(aliases.get(node.args[0].id, node.args[0].id))
+    conv = {c: "float64" for c in ints if c not in as_levels}
+    return frame.astype(conv) if conv else frame
+
+
 def _categorical_factors(spec) -> list:
     state = spec.encoder_state
     return [f for f in _factors(spec.formula)

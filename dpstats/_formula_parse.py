@@ -132,8 +132,12 @@ def _columns_of(factors, columns: dict, arg: str = "data", err=FormulaError) -> 
     used = [c for f in factors for c in _factor_columns(f, columns, unknown)]
     if unknown:
         parts = []
+        folded = {str(c).casefold(): c for c in columns}
         for name in dict.fromkeys(unknown):
             close = difflib.get_close_matches(name, list(columns), n=3)
+            same = folded.get(name.casefold())       # 'X1' for 'x1': too short for difflib
+            if same is not None and same not in close:
+                close.insert(0, same)
             parts.append(repr(name) + (f" (did you mean {', '.join(map(repr, close))}?)"
                                        if close else ""))
         raise err(f"`formula` names {', '.join(parts)}, which "

@@ -109,10 +109,12 @@ def check_groups(groups) -> object:
     """Validate ``groups=`` (SubLasso) without touching data."""
     if isinstance(groups, str) and groups in ("auto", "sqrt"):
         return groups
-    if isinstance(groups, numbers.Integral) and not isinstance(groups, bool) and groups >= 1:
+    from .selection.sublasso import MAX_GROUPS
+    if isinstance(groups, numbers.Integral) and not isinstance(groups, bool) \
+            and 1 <= groups <= MAX_GROUPS:
         return int(groups)
     raise ValidationError(f"groups must be 'auto' (n_hat/p groups), 'sqrt' (Kifer's sqrt(n) "
-                          f"groups) or an integer >= 1; got {groups!r}")
+                          f"groups) or an integer from 1 to {MAX_GROUPS}; got {groups!r}")
 
 
 def check_bounds_arg(bounds: object) -> object:

@@ -49,19 +49,37 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
         of = f" of {result.max_depth}" if result.max_depth is not None else ""
         facts.append(("Tukey depth:", f"{result.depth}{of}"))
     facts += [("Budget spent:", _eps_delta(*result.spent)),
-              ("Randomness:", SEEDED if result.seeded else "OS entropy"),
+              ("Randomness:", SEEDED if result.seeded else "OS CSPRNG"),
               ("Privacy guarantee:", guarantee),
-              ("PTR:", _ptr_text(ptr) if ptr is not None else "not used by this method")]
+              ("PTR:", _ptr_text(ptr) if ptr is not None else _no_ptr(result))]
     return title, banner, [(str(lab), str(val)) for lab, val in facts]
 
 
 def _badges(result) -> list[tuple[str, str]]:
+    """HTML badges ``(kind, text)``: privacy, the PTR outcome, release and seeding."""
     badges = [("notprivate", "NOT PRIVATE")] if not result.private else []
     if result.ptr is None:
         badges.append(("none", "no PTR"))
+        if not result.released:
+            badges.append(("fail", "\u2717 nothing released"))
+    elif result.ptr.passed:
+        badges.append(("pass", "\u2713 PTR passed"))
     else:
-        badges.append(("pass", "PTR passed") if result.ptr.passed else ("fail", "PTR failed"))
+        badges.append(("fail", "\u2717 PTR failed \u2014 nothing released"))
     return badges + ([("seeded", "seeded")] if result.seeded else [])
+
+
+#: Sentences for the short reason codes estimators put in ``info["reason"]``.
+_REASONS = {"too_few_models": "too few rows for the Tukey mechanism (it needs at least 4 "
+                              "models, and in practice hundreds). Try more rows or fewer terms.",
+            "ptr_failed": "the PTR check failed. " + PTR_HINT.split(". ", 1)[-1]}
+
+
+def _no_ptr(result) -> str:
+    """What the PTR line says when no PTR check ran."""
+    if getattr(result, "method", None) == "tukey":
+        return "not run (too few models)"
+    return "not used by this method"
 
 
 def _alert(result) -> str | None:
@@ -72,6 +90,10 @@ def _alert(result) -> str | None:
     if ptr is not None and not ptr.passed:
         return (f"PTR failed: noisy distance {format_number(ptr.noisy_distance)} < threshold "
                 f"{format_number(ptr.threshold)} (lemma {ptr.lemma}). " + PTR_HINT)
+    reason = getattr(result, "unreleased_reason", None)
+    reason = _REASONS.get(reason, reason)
+    if reason:
+        return f"Coefficients are not released: {reason} The budget is still spent."
     return ("Coefficients are not released (see Notes); the budget is still spent. "
             "Try: more rows, fewer features, or a larger eps.")
 

@@ -32,8 +32,9 @@ _CSS = """<style>
 .dpstats-summary .dpstats-title { font-size: 1.15em; font-weight: 600; margin: .3em 0 .4em; }
 .dpstats-summary .dpstats-banner { background: #cf222e; color: #fff; font-weight: 700;
   padding: .5em .8em; margin-bottom: .5em; border-radius: 4px; }
-.dpstats-summary .dpstats-badge { display: inline-block; font-size: .75em; font-weight: 600;
-  padding: .1em .55em; margin-left: .4em; border-radius: 1em; color: #fff; }
+.dpstats-summary .dpstats-badge { display: inline-block; font-size: .8em; font-weight: 600;
+  padding: .15em .65em; margin-left: .4em; border-radius: 1em; color: #fff;
+  vertical-align: middle; white-space: nowrap; }
 .dpstats-summary .dpstats-badge-pass { background: #1a7f37; }
 .dpstats-summary .dpstats-badge-none { background: #6e7781; }
 .dpstats-summary .dpstats-badge-fail, .dpstats-summary .dpstats-badge-notprivate {
@@ -52,4 +53,10 @@ _CSS = """<style>
   white-space: nowrap; }
 .dpstats-summary ol { margin: .2em 0 .4em 1.5em; padding: 0; }
 .dpstats-summary .dpstats-notes { font-size: .9em; }
+.dpstats-summary .dpstats-facts th { font-weight: 600; white-space: nowrap; padding-right: .4em; }
+.dpstats-summary .dpstats-facts td { padding-right: 1.6em; }
+.dpstats-summary .dpstats-ledger td:last-child { min-width: 18em; max-width: 36em;
+  white-space: normal; }
+.dpstats-summary tbody tr, .dpstats-summary tbody tr:nth-child(odd),
+.dpstats-summary tbody tr:hover { background: transparent; }
 </style>""".replace("GREY", _GREY)

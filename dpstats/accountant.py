@@ -22,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -197,7 +198,14 @@ class Budget:
         return (max(self.eps - e, 0.0), max(self.delta - d, 0.0))
 
     def check(self, eps: float, delta: float) -> None:
-        """Raise :class:`BudgetExceededError` unless (eps, delta) fits in what remains."""
+        """Raise :class:`BudgetExceededError` unless (eps, delta) fits in what remains.
+
+        Raises :class:`PrivacyParameterError` when eps or delta is not a number >= 0.
+        """
+        for name, val in (("eps", eps), ("delta", delta)):
+            if isinstance(val, bool) or not isinstance(val, numbers.Real) or val < 0:
+                raise PrivacyParameterError(f"Budget.check needs {name} as a number >= 0; got "
+                                            f"{val!r}")
         r_eps, r_delta = self.remaining
         if not (eps <= r_eps * (1 + _TOL) + _TOL) or \
                 not (delta <= r_delta * (1 + _TOL) + 1e-300):

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numbers
 import warnings
 
-import numpy as np
 import pandas as pd
 
+from ._assemble import released_params, result_fields
 from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
@@ -25,28 +25,18 @@ from ._select_stage import (
     run_selection,
 )
 from .accountant import Budget, Ledger, split_budget
-from .choose_m import choose_m
+from .choose_m import MAX_MODELS, choose_m
 from .errors import DataError, NotPrivateWarning, ValidationError
 from .estimators import METHODS, get_estimator
 from .formula import build_design
 from .mechanisms import private_count
-from .results import DPLMResult, FitSpec, SelectionReport
+from .results import DPLMResult, FitSpec
 from .validation import as_rng, check_choice, check_delta, check_eps, check_k
 
 __all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECT_CHOICES"]
 
 #: Default budget shares (003 section 4): private n, feature selection, regression.
 DEFAULT_SPLIT = {"n": 0.05, "selection": 0.05, "regression": 0.90}
-
-
-def _clip_box(info: dict, p: int, keep: list[int]):
-    """The released clipping box over all design columns (None when the method has none)."""
-    lo, hi = info.get("clip_lo"), info.get("clip_hi")
-    if lo is None or hi is None:
-        return None
-    full_lo, full_hi = np.full(p, -np.inf), np.full(p, np.inf)
-    full_lo[keep], full_hi[keep] = lo, hi
-    return full_lo, full_hi
 
 
 def _check_split(split: object) -> dict[str, float]:
@@ -56,18 +46,32 @@ def _check_split(split: object) -> dict[str, float]:
         raise ValidationError(
             f"split must be a dict with keys among {sorted(DEFAULT_SPLIT)} and shares summing to "
             f"1, e.g. {DEFAULT_SPLIT}; got {split!r}")
+    bad = sorted(key for key, val in split.items()
+                 if isinstance(val, bool) or not isinstance(val, numbers.Real))
+    if bad:
+        raise ValidationError(f"split shares must be numbers (shares of eps summing to 1, e.g. "
+                              f"{DEFAULT_SPLIT}); {bad} are not")
     full = {key: float(split.get(key, 0.0)) for key in DEFAULT_SPLIT}
     split_budget(1.0, full)  # validates shares
     return full
 
 
+def _check_rows(n: int, p: int, p_fit: int) -> None:
+    """The regression needs at least as many complete rows as the columns it fits."""
+    if n < p_fit:
+        what = (f"the design has more columns ({p})" if p_fit == p else
+                f"the regression after selection fits more columns ({p_fit})")
+        raise DataError(f"{what} than there are rows with complete data; use fewer terms "
+                        "(or select=..., smaller k) or more rows")
+
+
 def _check_m(m: object) -> int | str:
     if isinstance(m, str) and m == "auto":
         return "auto"
-    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and int(m) >= 1:
+    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and 1 <= int(m) <= MAX_MODELS:
         return int(m)
-    raise ValidationError(f"m must be 'auto' or an integer >= 1 (number of Tukey models); "
-                          f"got {m!r}")
+    raise ValidationError(f"m must be 'auto' or an integer from 1 to {MAX_MODELS} (number of "
+                          f"Tukey models); got {m!r}")
 
 
 def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
@@ -118,7 +122,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         Shared accountant: the fit must fit in ``budget.remaining`` (checked before the data is
         touched) and its charges are recorded there.
     random_state : int, Generator or None
-        None (default) draws fresh OS entropy. Anything else makes the fit reproducible; the
+        None (default) draws from the OS CSPRNG. Anything else makes the fit reproducible; the
         summary then says it is not fit for release.
     lemma : {"8.5", "3.6"}
         Distance lemma of the PTR test (003 Lemma 8.5 is tighter).
@@ -161,10 +165,6 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     # 3. design matrix (validates the data; charges nothing)
     design = build_design(formula, data)
     n, p = design.X.shape
-    if n < p:
-        raise DataError(
-            f"the design has more columns ({p}) than rows with complete data; use fewer terms "
-            "(or select=..., smaller k) or more rows")
     spec = FitSpec(formula=design.formula, expanded=design.expanded, label=design.label,
                    columns=tuple(design.columns), has_intercept=design.has_intercept,
                    model_spec=design.spec, levels_from_data=tuple(design.levels_from_data))
@@ -173,10 +173,13 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         notes.append("Category levels of " + ", ".join(design.levels_from_data) + " were read "
                      "from the data (not private); declare them to avoid this.")
     if method == "ols":
+        _check_rows(n, p, p)
         return _fit_ols(design, spec, eps, delta, notes, seeded)
     candidates = candidate_columns(design.columns, design.has_intercept)
     check_bounds_for(bounds, design.columns, candidates)
     selector, skip_note = resolve_selector(select, len(candidates), k)
+    # the regression sees the non-candidate columns plus the k selected ones
+    _check_rows(n, p, p - len(candidates) + k if selector else p)
     if skip_note:
         notes.append(skip_note)
     ledger = budget.ledger_for(eps, delta) if budget is not None else Ledger(eps, delta)
@@ -208,32 +211,13 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
                                 rng=rng, ledger=ledger, m=m_used, lemma=lemma,
                                 accounting=accounting, intercept_col=icol, names=names,
                                 bounds=est_bounds, n_noisy=n_noisy, stage="regression")
-    params = pd.Series(np.nan, index=design.columns, name="coef")
-    clip = None
-    if est.released:
-        params[:] = 0.0
-        params.iloc[keep] = est.params
-        clip = _clip_box(est.info, p, keep)
-    else:
-        reason = est.info.get("reason")
-        if reason == "too_few_models":
-            notes.append(f"Too few rows for the Tukey mechanism: m = {m_used} models (needs at "
-                         "least 4, and in practice hundreds). Nothing was released.")
-        elif reason == "ptr_failed":
-            notes.append("PTR failed: the models do not agree closely enough for a safe release. "
-                         "Try more rows, fewer features (select=..., smaller k) or a larger eps.")
-    selected = [design.columns[i] for i in selection.indices] if selection else []
-    report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
-                              eps=selection.eps, ordered=selection.ordered)
-              if selection else None)
+    params, clip = released_params(est, design, keep, notes, bounds, names, m_used)
     return DPLMResult(
-        params=params, spec=spec, method=method, eps=eps, delta=delta,
-        charges=ledger.charges, released=est.released, private=True, selector=selector,
-        k=k if selector else None, selected=selected, selection=report, ptr=est.ptr,
-        n_noisy=n_noisy, m=est.info.get("m"), depth=est.info.get("depth"),
-        max_depth=est.info.get("max_depth"), seeded=seeded,
-        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg}, notes=tuple(notes),
-        unreleased_reason=None if est.released else est.info.get("reason"), clip=clip)
+        params=params, spec=spec, method=method, eps=eps, delta=delta, clip=clip,
+        **result_fields(design=design, selection=selection, k=k, est=est, ledger=ledger,
+                        selector=selector, n_noisy=n_noisy, seeded=seeded,
+                        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg},
+                        notes=notes))
 
 
 def _fit_ols(design, spec, eps, delta, notes, seeded) -> DPLMResult:

@@ -13,7 +13,8 @@ with a margin. :func:`choose_m` then takes
 
     m = max(n_hat / (3 p),  min(safety * m_needed, n_hat / p))
 
-so the released row count ``n_hat`` and public p, eps, delta are all it reads.
+so the released row count ``n_hat`` and public p, eps, delta are all it reads. m never exceeds
+:data:`MAX_MODELS`: at a tiny eps the released count can be far above any real n.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ import numpy as np
 from .depth import log_depth_volumes, log_exact_volumes, max_depth
 from .ptr import distance_to_unsafety, ptr_parameters
 
-__all__ = ["choose_m", "models_needed", "ROWS_PER_COLUMN", "SAFETY"]
+__all__ = ["choose_m", "models_needed", "ROWS_PER_COLUMN", "SAFETY", "MAX_MODELS", "cap_models"]
 
 #: Preferred rows per model per regression column (3 measured better than 2 on the ten regression
 #: files with centring: fewer groups with fewer rows than columns; benchmarks/selection_utility.py).
 ROWS_PER_COLUMN = 3.0
 #: Multiplier on the simulated number of models, for heavier-than-Gaussian real model clouds.
 SAFETY = 1.5
+#: Most Tukey models dpstats fits (a public cap; reached by data sets of more than
+#: 3 p MAX_MODELS rows, or by a row count released at a tiny eps).
+MAX_MODELS = 2 ** 20
 #: Margin over the PTR threshold, in units of the Laplace scale 1/eps_ptr.
 _MARGIN_SCALES = 3.0
 
@@ -88,7 +92,14 @@ def choose_m(n_noisy: float, p: int, eps_tukey: float, delta: float, lemma: str 
     """
     if not (n_noisy > 0):
         return 0
-    most = math.floor(n_noisy / p)
-    fewest = math.floor(n_noisy / (ROWS_PER_COLUMN * p))
     needed = math.ceil(SAFETY * models_needed(p, eps_tukey, delta, lemma, accounting))
-    return int(max(fewest, min(needed, most)))
+    return cap_models(max(n_noisy / (ROWS_PER_COLUMN * p), min(needed, n_noisy / p)))
+
+
+def cap_models(m: float) -> int:
+    """``floor(m)`` capped at :data:`MAX_MODELS` (``m`` may be huge or infinite).
+
+    >>> cap_models(12.7), cap_models(float("inf")) == MAX_MODELS
+    (12, True)
+    """
+    return int(math.floor(min(m, MAX_MODELS)))

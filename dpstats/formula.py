@@ -19,19 +19,21 @@ from ._formula_checks import (
     _check_feature_dtypes,
     _check_frame,
     _check_label_dtype,
-    _finite_or_raise,
+    _check_names,
+    _check_values,
 )
 from ._formula_fast import NumericSpec, complete_rows, fast_dot_spec
 from ._formula_levels import (
     _categorical_factors,
     _categorical_source,
+    _float_ints,
     _materialize,
     _plain_strings,
 )
 from ._formula_parse import _columns_of, _expand_dot, _factors, _parse, _split_formula
 from .errors import DataError, FormulaError, PredictionError, PrivacyLeakWarning
 
-__all__ = ["Design", "build_design", "design_for_new_data", "response_for_new_data"]
+__all__ = ["Design", "build_design", "design_for_new_data", "response_for_new_data", "check_data"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,6 +70,21 @@ def _response(lhs_mm, label: str, arg: str) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- public API
+def check_data(data: object, arg: str = "data") -> pd.DataFrame:
+    """``data`` as a non-empty pandas DataFrame with unique string column names.
+
+    A dict of equal-length columns is converted with ``pd.DataFrame(data)``; other types
+    (numpy arrays, polars or dask frames, ...) raise a :class:`~dpstats.errors.DataError` that
+    says how to convert them.
+
+    >>> check_data({"y": [1.0, 2.0], "x": [0, 1]}).shape
+    (2, 2)
+    """
+    data = _check_frame(data, arg)
+    _check_names(data, arg)
+    return data
+
+
 def build_design(formula: str, data: pd.DataFrame) -> Design:
     """Build the design matrix and response for ``formula`` on ``data``.
 
@@ -98,11 +115,8 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     >>> d.columns, d.X.shape, d.expanded
     (['Intercept', 'x', 'z'], (3, 3), 'y ~ (x + z)')
     """
-    data = _check_frame(data, "data")
+    data = check_data(data, "data")
     names = list(data.columns)
-    if not all(isinstance(c, str) for c in names) or len(set(names)) != len(names):
-        raise DataError("column names of `data` must be unique strings; fix them first, e.g. "
-                        "data.columns = [f'x{i}' for i in range(data.shape[1])]")
     columns = dict.fromkeys(names)
     lhs, rhs = _split_formula(formula)
     fast = fast_dot_spec(lhs, rhs, data)
@@ -132,6 +146,7 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
         raise DataError(_NO_ROWS.format(arg="data"))
     if not complete.all():  # faster than formulaic's per-factor drop; it still drops NaN
         frame = frame[complete].reset_index(drop=True)  # that transforms produce (log(-1))
+    frame = _float_ints(frame, _factors(parsed.lhs) + _factors(parsed.rhs))
     mm = _materialize(lambda: parsed.get_model_matrix(frame, output="numpy", na_action="drop"),
                       lambda res: res.rhs.model_spec, frame, predict=False)
     spec = mm.rhs.model_spec
@@ -142,8 +157,8 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     X, y = _as_float(mm.rhs), _response(mm.lhs, label, "data")
     if X.shape[0] == 0:
         raise DataError(_NO_ROWS.format(arg="data"))
-    _finite_or_raise(y[:, None], [label], "data")
-    _finite_or_raise(X, cols, "data")
+    _check_values(y[:, None], [label], "data")
+    _check_values(X, cols, "data")
     from_data = tuple(dict.fromkeys(c or f.expr for f in _categorical_factors(spec)
                                     for c, known in [_categorical_source(f, frame)] if not known))
     if from_data:
@@ -166,8 +181,8 @@ def _fast_design(formula: str, label: str, spec: NumericSpec, data: pd.DataFrame
     X = spec.matrix(data, keep)
     y = data[label].to_numpy(dtype=np.float64)
     y = y[keep] if keep is not None else y.copy()
-    _finite_or_raise(y[:, None], [label], "data")
-    _finite_or_raise(X, spec.column_names, "data")
+    _check_values(y[:, None], [label], "data")
+    _check_values(X, spec.column_names, "data")
     rhs = _expand_dot(".", spec.names) + ("" if spec.intercept else " - 1")
     return Design(X=X, y=y, columns=list(spec.column_names), label=label, formula=formula,
                   expanded=f"{label} ~ {rhs}", has_intercept=spec.intercept, spec=spec,
@@ -211,6 +226,8 @@ def design_for_new_data(design: Design, newdata: pd.DataFrame) -> np.ndarray:
     if not complete.any():
         return np.full((n, p), np.nan)
     rows = sub if complete.all() else sub[complete].reset_index(drop=True)
+    if not isinstance(spec, NumericSpec):
+        rows = _float_ints(rows, _factors(spec.formula))
     mm = _materialize(lambda: spec.get_model_matrix(rows, na_action="ignore"),
                       lambda _res: spec, rows, predict=True)
     if complete.all():
@@ -245,13 +262,13 @@ def response_for_new_data(design: Design, newdata: pd.DataFrame) -> tuple[np.nda
     if design.label in lhs_cols:
         _check_label_dtype(newdata, design.label, "newdata")
     X = design_for_new_data(design, newdata)
-    lhs_frame = newdata[lhs_cols].reset_index(drop=True)
+    lhs_frame = _float_ints(newdata[lhs_cols].reset_index(drop=True), _factors(lhs_formula.lhs))
     mm = lhs_formula.get_model_matrix(lhs_frame, output="numpy", na_action="ignore")
     y = _response(mm.lhs, design.label, "newdata")
     keep = ~(np.isnan(X).any(axis=1) | np.isnan(y))
     if not keep.any():
         raise DataError(_NO_ROWS.format(arg="newdata"))
     X, y = X[keep], y[keep]
-    _finite_or_raise(y[:, None], [design.label], "newdata")
-    _finite_or_raise(X, design.columns, "newdata")
+    _check_values(y[:, None], [design.label], "newdata")
+    _check_values(X, design.columns, "newdata")
     return X, y

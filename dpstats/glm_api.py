@@ -14,6 +14,7 @@ import inspect
 import numpy as np
 import pandas as pd
 
+from ._assemble import released_params, result_fields
 from ._formula_parse import _split_formula
 from ._select_stage import (
     SELECT_CHOICES,
@@ -27,12 +28,12 @@ from ._select_stage import (
     run_selection,
 )
 from .accountant import Budget, Ledger
-from .api import _check_m, _check_split, _clip_box
+from .api import _check_m, _check_split
 from .errors import DataError, UnknownMethodError, ValidationError
-from .formula import build_design
+from .formula import build_design, check_data
 from .glm_result import DPGLMResult, code_binary_label
 from .mechanisms import private_count
-from .results import FitSpec, SelectionReport
+from .results import FitSpec
 from .validation import as_rng, check_choice, check_delta, check_eps, check_k
 
 __all__ = ["dp_glm", "FAMILIES", "GLM_METHODS", "GLM_DEFAULT_SPLIT"]
@@ -183,7 +184,7 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     budget : Budget, optional
         Shared accountant, checked before the data is touched.
     random_state : int, Generator or None
-        None (default) draws OS entropy; anything else is reproducible and not fit for release.
+        None (default) draws from the OS CSPRNG; anything else is reproducible, not for release.
     split : dict, optional
         Budget shares ``{"n", "selection", "regression"}``, default
         :data:`GLM_DEFAULT_SPLIT` (5% / 15% / 80%; selection gets more than in dp_lm, see
@@ -227,7 +228,7 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     if budget is not None:
         budget.check(eps, delta)
     # 2. design and a 0/1 response (validates the data; charges nothing)
-    data, levels = _binary_response(formula, data)
+    data, levels = _binary_response(formula, check_data(data))
     design = build_design(formula, data)
     if not np.isin(design.y, (0.0, 1.0)).all():
         raise DataError(f"the response {design.label!r} must be coded 0/1 for "
@@ -288,28 +289,11 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     else:
         est = _estimator("fw")(X, design.y, loss="logistic", bounds=reg_bounds, m=m,
                                **common, **method_opts)
-    params = pd.Series(np.nan, index=design.columns, name="coef")
-    clip = None
-    if est.released:
-        params[:] = 0.0
-        params.iloc[keep] = est.params
-        clip = _clip_box(est.info, p, keep)
-    elif est.info.get("reason") == "too_few_models":
-        notes.append(f"Too few rows for the Tukey mechanism: m = {m_used} models (needs at "
-                     "least 4, and in practice hundreds). Nothing was released.")
-    elif est.info.get("reason") == "ptr_failed":
-        notes.append("PTR failed: the models do not agree closely enough for a safe release. "
-                     "Try more rows, fewer features (select=..., smaller k) or a larger eps.")
-    selected = [design.columns[i] for i in selection.indices] if selection else []
-    report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
-                              eps=selection.eps, ordered=selection.ordered)
-              if selection else None)
+    params, clip = released_params(est, design, keep, notes, bounds, names, m_used)
     return DPGLMResult(
-        params=params, spec=spec, method=method, eps=eps, delta=delta,
-        charges=ledger.charges, released=est.released, private=True, selector=selector,
-        k=k if selector else None, selected=selected, selection=report, ptr=est.ptr,
-        n_noisy=n_noisy, m=est.info.get("m"), depth=est.info.get("depth"),
-        max_depth=est.info.get("max_depth"), seeded=seeded,
-        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg}, notes=tuple(notes),
-        unreleased_reason=None if est.released else est.info.get("reason"),
-        clip=clip, family=family, response_levels=levels)
+        params=params, spec=spec, method=method, eps=eps, delta=delta, clip=clip,
+        family=family, response_levels=levels,
+        **result_fields(design=design, selection=selection, k=k, est=est, ledger=ledger,
+                        selector=selector, n_noisy=n_noisy, seeded=seeded,
+                        split={"n": eps_n, "selection": eps_sel, "regression": eps_reg},
+                        notes=notes))

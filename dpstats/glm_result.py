@@ -73,13 +73,18 @@ class DPGLMResult(DPLMResult):
         if not (isinstance(type, str) and type in _TYPES):
             raise ValidationError(f"type={type!r} is not known; use type='response' "
                                   "(probabilities) or type='link' (log-odds)")
-        eta = self._clipped(self._design(newdata)) @ self.params.to_numpy()
+        from ._formula_checks import _check_frame
+        newdata = _check_frame(newdata, "newdata")
+        with np.errstate(over="ignore", invalid="ignore"):  # inf inputs give inf/NaN rows
+            eta = self._clipped(self._design(newdata)) @ self.params.to_numpy()
         out = expit(eta) if type == "response" else eta
         index = newdata.index if len(newdata) == len(out) else None
         return pd.Series(out, index=index, name="probability" if type == "response" else "link")
 
     def _coded(self, newdata: pd.DataFrame) -> pd.DataFrame:
         """``newdata`` with a two-level categorical response coded 0/1 as at fit time."""
+        from ._formula_checks import _check_frame
+        newdata = _check_frame(newdata, "newdata")
         label = self.spec.label
         if label not in newdata.columns:
             return newdata

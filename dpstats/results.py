@@ -159,9 +159,12 @@ class DPLMResult:
         Rows with missing inputs get NaN. When the PTR check failed all predictions are NaN.
         Methods fitted on clipped inputs (AdaSSP, BAS) clip ``X_new`` to the released box first.
         """
+        from ._formula_checks import _check_frame
         from .formula import design_for_new_data
+        newdata = _check_frame(newdata, "newdata")
         X = self._clipped(design_for_new_data(self.spec, newdata))
-        pred = X @ self.params.to_numpy()
+        with np.errstate(over="ignore", invalid="ignore"):  # inf inputs give inf/NaN rows
+            pred = X @ self.params.to_numpy()
         index = newdata.index if len(newdata) == len(pred) else None
         return pd.Series(pred, index=index, name="predicted")
 
@@ -172,7 +175,7 @@ class DPLMResult:
         (e.g. a public test set). NaN when the model was not released.
         """
         from .formula import response_for_new_data
-        X, y = response_for_new_data(self.spec, newdata)
+        X, y = response_for_new_data(self.spec, newdata)  # checks newdata, finite values
         if y.size == 0:
             raise PredictionError("score(newdata): no complete rows to score; "
                                   "newdata needs the label and every model variable")
@@ -204,6 +207,20 @@ class DPLMResult:
         """A :class:`~dpstats.summary.Summary` that prints as text and renders as HTML."""
         from .summary import Summary
         return Summary.from_result(self)
+
+    def plot(self, **kwargs):
+        """Dot plot of the released coefficients with the selected terms marked.
+
+        Draws released quantities only (never the data or the Tukey depth regions); see
+        :func:`dpstats.plotting.coef_plot` for the options. Needs matplotlib
+        (``pip install dpstats[plot]``).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from .plotting import coef_plot
+        return coef_plot(self, **kwargs)
 
     def __repr__(self) -> str:
         status = "released" if self.released else "NOT released (PTR failed)"

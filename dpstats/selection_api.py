@@ -54,7 +54,7 @@ def select(formula: str, data: pd.DataFrame, *, eps: float, method: str = "kenda
     budget : Budget, optional
         Shared accountant, checked before the data is touched.
     random_state : int, Generator or None
-        None (default) for OS entropy; a seed makes the result reproducible (and says so).
+        None (default) for the OS CSPRNG; a seed makes the result reproducible (and says so).
 
     Returns
     -------
@@ -83,6 +83,9 @@ def select(formula: str, data: pd.DataFrame, *, eps: float, method: str = "kenda
         budget.check(eps, 0.0)
     design = build_design(formula, data)
     candidates = candidate_columns(design.columns, design.has_intercept)
+    if not candidates:
+        raise ValidationError(f"`formula` {design.formula!r} has no terms to select from (the "
+                              "intercept is never selected); add terms, e.g. 'y ~ .'")
     if k > len(candidates):
         raise ValidationError(f"k={k} but the formula has only {len(candidates)} candidate "
                               "terms (the intercept is never selected); use a smaller k")

@@ -75,7 +75,7 @@ class SelectionResult:
                  ("k / candidates:", f"{self.k} of {self.candidates}"),
                  ("n (private estimate):", _fmt_n(self.n_noisy)),
                  ("Budget spent:", _eps_delta(*self.spent)),
-                 ("Randomness:", SEEDED if self.seeded else "OS entropy"),
+                 ("Randomness:", SEEDED if self.seeded else "OS CSPRNG"),
                  ("Privacy guarantee:", "(eps, delta)-DP, add/remove one row: "
                   + _eps_delta(*self.spent))]
         ledger = self.ledger.assign(eps=lambda d: d.eps.astype(float),

@@ -195,6 +195,10 @@ class Summary:
     def __str__(self) -> str:
         return self.as_text()
 
+    def __repr__(self) -> str:
+        # a bare ``fit.summary()`` at a console or a notebook's text view shows the table
+        return self.as_text()
+
     # -- HTML ------------------------------------------------------------------------------
     def as_html(self) -> str:
         """The summary as a self-contained HTML fragment (inline CSS, no script).

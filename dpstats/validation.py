@@ -12,11 +12,17 @@ import numbers
 
 import numpy as np
 
+from ._secure_rng import SecureGenerator
 from .errors import PrivacyParameterError, UnknownMethodError, ValidationError
 
-__all__ = ["check_eps", "check_delta", "check_k", "check_choice", "as_rng", "RandomState"]
+__all__ = ["check_eps", "check_delta", "check_k", "check_choice", "as_rng", "RandomState",
+           "MAX_EPS"]
 
 RandomState = int | np.random.Generator | np.random.SeedSequence | None
+
+#: Largest eps accepted. Far beyond any meaningful privacy (e**1e12), yet below where the noise
+#: grids lose float64 range (about 1e300); the non-private baseline is ``method="ols"``.
+MAX_EPS = 1e12
 
 
 def _is_real(x: object) -> bool:
@@ -36,6 +42,10 @@ def check_eps(eps: object, name: str = "eps") -> float:
     if not (math.isfinite(e) and e > 0):
         raise PrivacyParameterError(
             f"{name} must be a finite number > 0 (typical values 0.1 to 10); got {eps!r}")
+    if e > MAX_EPS:
+        raise PrivacyParameterError(
+            f"{name} must be at most {MAX_EPS:g} (typical values 0.1 to 10); got {eps!r}. Such "
+            "an eps protects nothing; for a non-private baseline use method='ols'")
     return e
 
 
@@ -77,12 +87,19 @@ def check_choice(value: object, choices: tuple, name: str) -> object:
 def as_rng(random_state: RandomState) -> tuple[np.random.Generator, bool]:
     """Return ``(generator, seeded)``.
 
-    ``None`` gives a generator seeded from OS entropy (``seeded=False``); an int, a
-    ``SeedSequence`` or a ``Generator`` gives a reproducible stream (``seeded=True``), which
-    results label as "not fit for release".
+    ``None`` gives a :class:`~dpstats._secure_rng.SecureGenerator`, which draws every value from
+    the operating system's cryptographically strong generator (``seeded=False``; a
+    ``SecureGenerator`` passed in is used as is). An int, a ``SeedSequence`` or a ``Generator``
+    gives a reproducible numpy stream (``seeded=True``), which results label as "not fit for
+    release".
+
+    >>> as_rng(None)
+    (SecureGenerator(os.urandom), False)
     """
     if random_state is None:
-        return np.random.Generator(np.random.PCG64DXSM()), False
+        return SecureGenerator(), False
+    if isinstance(random_state, SecureGenerator):
+        return random_state, False
     if isinstance(random_state, np.random.Generator):
         return random_state, True
     if isinstance(random_state, np.random.SeedSequence):
@@ -91,5 +108,5 @@ def as_rng(random_state: RandomState) -> tuple[np.random.Generator, bool]:
             and int(random_state) >= 0:
         return np.random.Generator(np.random.PCG64DXSM(int(random_state))), True
     raise ValidationError(
-        "random_state must be None (fresh OS entropy, for real releases), a non-negative int, "
-        f"a numpy SeedSequence or Generator; got {random_state!r}")
+        "random_state must be None (the OS's cryptographic generator, for real releases), a "
+        f"non-negative int, a numpy SeedSequence or Generator; got {random_state!r}")

@@ -28,13 +28,13 @@ def _data(n=4000, seed=0, d=3):
 def sigmas(monkeypatch):
     """Record the standard deviation of every Gaussian noise draw (the noise actually used)."""
     seen = []
-    real = _noise.gaussian_noise
+    real = _noise.grid_gaussian
 
-    def spy(sigma, size, rng):
+    def spy(value, l2_sensitivity, sigma, rng):
         seen.append(float(sigma))
-        return real(sigma, size, rng)
+        return real(value, l2_sensitivity, sigma, rng)
 
-    monkeypatch.setattr(_noise, "gaussian_noise", spy)
+    monkeypatch.setattr(_noise, "grid_gaussian", spy)
     return seen
 
 

@@ -152,3 +152,17 @@ def test_bad_input_raises_clear_error_and_charges_nothing(frame, override, exc, 
     assert isinstance(info.value, DPStatsError)
     assert needle.lower() in str(info.value).lower()
     assert b.spent == (0.0, 0.0)
+
+
+def test_more_columns_than_rows_is_fine_when_selection_cuts_them():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 60))
+    df = pd.DataFrame(X, columns=[f"g{j}" for j in range(60)])
+    df["y"] = X[:, 3] + 0.1 * rng.normal(size=40)
+    fit = dp.dp_lm("y ~ .", df, eps=5.0, select="kendall", k=2, method="bas",
+                   random_state=0)
+    assert len(fit.selected) == 2
+    with pytest.raises(dp.errors.DataError, match="more columns"):
+        dp.dp_lm("y ~ .", df, eps=5.0, select=None, random_state=0)
+    with pytest.raises(dp.errors.DataError, match="after selection"):
+        dp.dp_lm("y ~ .", df.iloc[:4], eps=5.0, select="kendall", k=5, random_state=0)

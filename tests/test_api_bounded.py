@@ -42,3 +42,45 @@ def test_public_array_bounds_follow_the_selected_columns(frame):
 def test_tukey_has_no_clip_box(frame):
     fit = dp.dp_lm("y ~ x1 + x4", frame, eps=5.0, random_state=0)
     assert fit.clip is None
+
+
+@pytest.mark.parametrize("method", ["adassp", "bas", "fw"])
+def test_unusable_label_bounds_withhold_the_fit(method):
+    """Too few rows for the label's private histogram: nothing is released, and the summary
+    says why (before this guard, the coefficients came back multiplied by ~2^64)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    df = pd.DataFrame({"x": x, "y": 1e5 * (3 + x + rng.normal(size=60))})
+    fit = dp.dp_lm("y ~ x", df, eps=0.3, method=method, random_state=1)
+    assert not fit.released
+    assert fit.params.isna().all()
+    assert "private bounds of the response" in fit.summary().as_text().replace("\n!! ", " ")
+    assert fit.spent[0] == pytest.approx(0.3)
+    # public label bounds make the same fit usable
+    ok = dp.dp_lm("y ~ x", df, eps=0.3, method=method, random_state=1,
+                  bounds={"x": (-4, 4), "y": (-5e5, 1e6)})
+    assert ok.released and np.isfinite(ok.params).all()
+
+
+def test_label_bound_unusable_rule():
+    from dpstats.estimators import label_bound_unusable
+    assert label_bound_unusable(-2.0 ** 64, 2.0 ** 64)
+    assert label_bound_unusable(0.0, 2.0 ** 65)
+    assert not label_bound_unusable(-1e6, 1e6)
+    assert not label_bound_unusable(None, None)
+
+
+@pytest.mark.parametrize("method", ["adassp", "fw"])
+def test_octave_fallback_finds_bounds_for_moderate_n(method):
+    """3000 standard-normal rows at eps=1: no quarter-octave cell clears the noise, but whole
+    octaves (sums of released cells, post-processing) do; before the fallback every such fit
+    was withheld (or, before the withholding guard, scaled by 2^64)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 6))
+    df = pd.DataFrame(X, columns=list("abcdef"))
+    df["y"] = X.sum(axis=1) + rng.normal(size=3000)
+    fit = dp.dp_lm("y ~ .", df, eps=1.0, method=method, select=None, random_state=3)
+    assert fit.released
+    lo, hi = fit.clip
+    assert np.all(hi[1:] <= 16) and np.all(lo[1:] >= -16)
+    assert np.all(np.abs(fit.params.to_numpy()) < 50)

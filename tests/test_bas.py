@@ -125,13 +125,13 @@ def test_ledger_totals_equal_the_budget(kw, n_charges):
 def sigmas(monkeypatch):
     """Record the standard deviation of every Gaussian noise draw (the noise actually used)."""
     seen = []
-    real = _noise.gaussian_noise
+    real = _noise.grid_gaussian
 
-    def spy(sigma, size, rng):
+    def spy(value, l2_sensitivity, sigma, rng):
         seen.append(float(sigma))
-        return real(sigma, size, rng)
+        return real(value, l2_sensitivity, sigma, rng)
 
-    monkeypatch.setattr(_noise, "gaussian_noise", spy)
+    monkeypatch.setattr(_noise, "grid_gaussian", spy)
     return seen
 
 

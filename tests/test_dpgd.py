@@ -77,15 +77,30 @@ def test_ledger_totals_and_charges():
                    loss="logistic", intercept_col=0, epochs=20)
     assert led.spent == pytest.approx((1.0, 1e-5))
     mechs = [c.mechanism for c in led.charges]
-    # one bound per non-intercept column, a row count, one composed GDP charge
-    assert mechs == ["exponential", "exponential", "laplace", "gaussian (GDP)"]
-    gdp = led.charges[-1]
+    # default "hist" bounds: one composed GDP charge (bounds + gradients) and a row count
+    assert sorted(mechs) == ["gaussian (GDP)", "laplace"]
+    gdp = next(c for c in led.charges if c.mechanism == "gaussian (GDP)")
     assert gdp.eps == pytest.approx(est.info["eps_gd"]) and gdp.delta == 1e-5
-    assert est.info["eps_bounds"] == pytest.approx(0.2) and est.info["eps_n"] == 0.05
+    assert est.info["eps_bounds"] == 0.0 and est.info["eps_n"] == 0.05
+    assert est.info["bounds"] == "private"
     mu = gdp_mu(est.info["eps_gd"], 1e-5)
     assert est.info["mu"] == pytest.approx(mu)
-    assert est.info["sigma"] == pytest.approx(1.0 * math.sqrt(20) / mu)
+    # the gradients get 80% of mu^2
+    assert est.info["sigma"] == pytest.approx(1.0 * math.sqrt(20) / (mu * math.sqrt(0.8)))
     assert gdp_delta(mu, est.info["eps_gd"]) <= 1e-5
+
+
+def test_quantile_bounds_charge_one_release_per_column():
+    X, y = _logistic(5000)
+    led = Ledger(1.0, 1e-5)
+    est = estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led,
+                   loss="logistic", intercept_col=0, epochs=20, bounds_method="quantile")
+    assert led.spent == pytest.approx((1.0, 1e-5))
+    mechs = [c.mechanism for c in led.charges]
+    assert sorted(mechs) == ["exponential", "exponential", "gaussian (GDP)", "laplace"]
+    assert est.info["eps_bounds"] == pytest.approx(0.2)
+    mu = gdp_mu(est.info["eps_gd"], 1e-5)
+    assert est.info["sigma"] == pytest.approx(1.0 * math.sqrt(20) / mu)
 
 
 def test_public_bounds_and_passed_count_charge_only_the_gradients():
@@ -106,8 +121,15 @@ def test_known_bounds_cost_nothing_and_mix_with_private():
     led = Ledger()
     est = estimate(X, y, eps=1.0, delta=1e-5, rng=rng, ledger=led, loss="logistic",
                    intercept_col=0, known_x_bounds={1: (0.0, 1.0)}, epochs=5, n_noisy=4000.0)
-    assert [c.mechanism for c in led.charges] == ["exponential", "gaussian (GDP)"]
-    assert "|x[2]|" in led.charges[0].detail or "x[2]" in led.charges[0].detail
+    assert [c.mechanism for c in led.charges] == ["gaussian (GDP)"]
+    assert est.info["bounds"] == "mixed"
+    assert est.info["clip_lo"][1] == 0.0 and est.info["clip_hi"][1] == 1.0
+    led = Ledger()
+    est = estimate(X, y, eps=1.0, delta=1e-5, rng=rng, ledger=led, loss="logistic",
+                   intercept_col=0, known_x_bounds={1: (0.0, 1.0)}, epochs=5, n_noisy=4000.0,
+                   bounds_method="quantile")
+    assert sorted(c.mechanism for c in led.charges) == ["exponential", "gaussian (GDP)"]
+    assert any("x[2]" in c.detail for c in led.charges if c.mechanism == "exponential")
     assert est.info["bounds"] == "mixed"
 
 
@@ -193,3 +215,15 @@ def test_released_clipping_box():
     auto = estimate(X, y, eps=2.0, delta=1e-5, rng=np.random.default_rng(0), loss="logistic",
                     intercept_col=0, epochs=5, n_noisy=3000.0)
     assert auto.info["dropped"] == [3] and np.isinf(auto.info["clip_lo"][[0, 3]]).all()
+
+
+def test_default_bounds_keep_coefficients_on_scale_at_moderate_n():
+    """n=3000, eps=1: with per-column quantile bounds some fits came back at 1e9-1e17 (a bound
+    landing at 2**49); histogram bounds inside the GDP plan keep every fit near the truth."""
+    rng = np.random.default_rng(0)
+    X = np.c_[np.ones(3000), rng.normal(size=(3000, 6))]
+    y = X[:, 1:].sum(axis=1) + rng.normal(size=3000)
+    for seed in range(4):
+        est = estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(seed),
+                       loss="squared", intercept_col=0)
+        assert est.released and np.abs(est.params - np.r_[0.0, np.ones(6)]).max() < 1.0

@@ -219,8 +219,8 @@ class _FakePolars:
 _FakePolars.__module__ = "polars.dataframe.frame"
 
 
-@pytest.mark.parametrize("data", [{"y": [1.0]}, np.ones((3, 2)), _FakePolars()])
-def test_data_must_be_a_dataframe(data):
+@pytest.mark.parametrize("data", [np.ones((3, 2)), _FakePolars()])
+def test_data_must_be_a_dataframe(data):  # a dict of columns is converted: test_bad_inputs.py
     with pytest.raises(DataError, match=r"pd\.DataFrame") as exc:
         build_design("y ~ x", data)
     if isinstance(data, _FakePolars):

@@ -1,4 +1,4 @@
-"""Tests for dpstats._noise: the power-of-two grid and the discrete Laplace sampler."""
+"""Tests for dpstats._noise: the power-of-two grids, grid Laplace and grid Gaussian."""
 
 from __future__ import annotations
 
@@ -116,16 +116,12 @@ def test_grid_laplace_neighbours_share_support():
         assert set(np.unique(units % 7).tolist()) == set(range(7))
 
 
-def test_grid_laplace_rounds_the_value_to_the_grid():
+def test_grid_laplace_rounds_the_value_to_the_grid(monkeypatch):
     sens, eps = 1.0, 1.0
     g = _noise.granularity_for(sens / eps)
-
-    class ZeroNoise:
-        def geometric(self, p, size=None):
-            return np.ones(size, dtype=np.int64)
-
+    monkeypatch.setattr(_noise, "_discrete_laplace", lambda t, size, rng: np.zeros(size))
     out = _noise.grid_laplace(np.array([0.3 * g, 0.7 * g, 5.2 * g, 1.0]), sens, eps,
-                              ZeroNoise())  # type: ignore[arg-type]
+                              np.random.default_rng(0))
     np.testing.assert_array_equal(out, [0.0, g, 5 * g, 1.0])
 
 
@@ -188,13 +184,106 @@ def test_grid_laplace_large_value_stays_near_value():
     assert abs(float(out) - 1e12) < 1.0
 
 
-def test_gumbel_and_gaussian_noise():
+def test_gumbel_noise():
     rng = np.random.default_rng(4)
     gum = _noise.gumbel_noise(2.0, (100_000,), rng)
     assert gum.shape == (100_000,)
     assert gum.mean() == pytest.approx(2.0 * np.euler_gamma, rel=0.02)
     assert gum.std() == pytest.approx(2.0 * math.pi / math.sqrt(6), rel=0.02)
-    gau = _noise.gaussian_noise(3.0, (2, 50_000), rng)
-    assert gau.shape == (2, 50_000)
-    assert gau.std() == pytest.approx(3.0, rel=0.02)
-    assert abs(gau.mean()) < 0.05
+
+
+# --------------------------------------------------------------------------------------------
+# grid Gaussian
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sigma", [1.0, 0.37, 3.0e5, 1e-7])
+def test_gaussian_granularity_is_power_of_two_about_2_pow_minus_41_of_sigma(sigma):
+    g = _noise.gaussian_granularity(sigma)
+    assert math.frexp(g)[0] == 0.5
+    assert 2.0**41 <= sigma / g < 2.0**42
+
+
+def test_grid_gaussian_outputs_on_the_grid_with_the_right_spread():
+    rng = np.random.default_rng(6)
+    sigma = 3.0
+    g = _noise.gaussian_granularity(sigma)
+    out = _noise.grid_gaussian(np.full((2, 50_000), 7.25), 1.0, sigma, rng)
+    assert out.shape == (2, 50_000) and on_grid(out, g)
+    assert out.std() == pytest.approx(sigma, rel=0.01)
+    assert abs(out.mean() - 7.25) < 0.05
+    scalar = _noise.grid_gaussian(0.1, 1.0, sigma, rng)
+    assert scalar.shape == () and on_grid(scalar, g)
+
+
+def _capture_s2(monkeypatch):
+    seen = []
+    real = _noise._noise_discrete.discrete_gaussian
+
+    def spy(s2, n, rng):
+        seen.append(s2)
+        return real(s2, n, rng)
+
+    monkeypatch.setattr(_noise._noise_discrete, "discrete_gaussian", spy)
+    return seen
+
+
+@pytest.mark.parametrize("d", [1, 3, 400])
+@pytest.mark.parametrize("sens, sigma", [(0.3, 4.0), (0.7, 0.05), (2.2, 1e4)])
+def test_grid_gaussian_pays_for_rounding(monkeypatch, d, sens, sigma):
+    """Worst-case neighbours: every coordinate moves by D = sens / sqrt(d) (in grid units
+    K + frac), starting just below a rounding boundary, so it rounds one step further. The
+    rounded centres' L2 distance over the noise sd must not exceed the ratio accounted for."""
+    seen = _capture_s2(monkeypatch)
+    g = _noise.gaussian_granularity(sigma)
+    D = sens / math.sqrt(d) / g
+    frac = D - math.floor(D)
+    assert 0 < frac < 1
+    a = np.full(d, (0.5 - frac / 2) * g)
+    b = a + D * g
+    assert np.linalg.norm(b - a) <= sens * (1 + 1e-12)           # genuine neighbours
+    rounded = np.linalg.norm(np.round(b / g) - np.round(a / g))
+    assert rounded == pytest.approx(math.sqrt(d) * (math.floor(D) + 1), rel=1e-15)
+    assert rounded > sens / g                                     # nominal sigma would not do
+    _noise.grid_gaussian(a, sens, sigma, np.random.default_rng(0))
+    s2 = seen[0]                  # (later entries: the sampler's own redraws, same s2)
+    assert set(seen) == {s2}
+    assert rounded / math.sqrt(s2) <= sens / sigma
+    # and the inflation is tiny
+    assert math.sqrt(s2) * g <= sigma * (1 + 2.0**-41 * math.sqrt(d) * sigma / sens + 1e-12)
+
+
+def test_grid_gaussian_rounds_the_value_to_the_grid(monkeypatch):
+    monkeypatch.setattr(_noise._noise_discrete, "discrete_gaussian",
+                        lambda s2, n, rng: np.zeros(n, dtype=np.int64))
+    g = _noise.gaussian_granularity(1.0)
+    out = _noise.grid_gaussian(np.array([0.3 * g, 0.7 * g, 5.2 * g, 1.0]), 1.0, 1.0,
+                               np.random.default_rng(0))
+    np.testing.assert_array_equal(out, [0.0, g, 5 * g, 1.0])
+
+
+def test_grid_gaussian_huge_values_are_rounded_after_the_noise():
+    """Beyond 2^53 grid steps the float sum rounds c + z as a whole (post-processing)."""
+    out = _noise.grid_gaussian(np.full(1000, 1e9), 1.0, 1e-3, np.random.default_rng(7))
+    assert np.all(np.abs(out - 1e9) < 0.01)
+    assert out.std() == pytest.approx(1e-3, rel=0.1)
+
+
+def test_grid_gaussian_refuses_bad_scales():
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="sigma"):
+            _noise.grid_gaussian(1.0, 1.0, bad, np.random.default_rng(0))
+        with pytest.raises(ValueError, match="sigma"):
+            _noise.grid_gaussian(1.0, bad, 1.0, np.random.default_rng(0))
+
+
+def test_gdp_symmetric_release_is_exactly_symmetric_and_on_the_grid():
+    from dpstats.mechanisms.gdp import GaussianGDP
+    plan = GaussianGDP(1.0, 1e-5, {"gram": (1, 1.0)}, np.random.default_rng(8))
+    rng = np.random.default_rng(9)
+    A = rng.normal(size=(6, 6))
+    A = A @ A.T
+    A[0, 1] += 1e-13                        # a computed Gram matrix need not be symmetric
+    out = plan.release("gram", A, 1.0, symmetric=True)
+    np.testing.assert_array_equal(out, out.T)
+    assert on_grid(out, _noise.gaussian_granularity(plan.sigma("gram", 1.0)))

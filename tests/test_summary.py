@@ -112,7 +112,7 @@ def test_released_tukey_text_shows_header_facts():
     for needle in ["Formula:", "price ~ carat + depth", "Method:", "tukey",
                    "kendall (k=1)", "n (private estimate):", "1,234", "m (models):",
                    "Tukey depth:", "12 of 13", "(eps, delta)-DP, add/remove one row",
-                   "eps=1, delta=1e-05", "Budget spent:", "OS entropy",
+                   "eps=1, delta=1e-05", "Budget spent:", "OS CSPRNG",
                    "passed: noisy distance 14.61 >= threshold 9.21, lemma 8.5"]:
         assert needle in text, needle
     assert "NOT PRIVATE" not in text and "PTR failed" not in text and "seeded" not in text

@@ -31,6 +31,38 @@ class Estimate:
     info: dict = field(default_factory=dict)
 
 
+#: A privately released label bound with half-width at or beyond this is unusable: the
+#: log-histogram found no cell above its noise threshold (it then returns +-2^64) or a quantile
+#: release landed in an unbounded end cell (+-2^65). Mapping back to the label's scale would
+#: multiply the coefficients by ~1e19.
+UNUSABLE_HALF_WIDTH = 2.0 ** 62
+
+
+def label_bound_unusable(y_lo, y_hi) -> bool:
+    """True when released label bounds ``(y_lo, y_hi)`` are too wide to map back from.
+
+    >>> label_bound_unusable(-2.0 ** 64, 2.0 ** 64), label_bound_unusable(0.0, 5e5)
+    (True, False)
+    """
+    return y_lo is not None and (float(y_hi) - float(y_lo)) / 2.0 >= UNUSABLE_HALF_WIDTH
+
+
+def withheld(p: int, info: dict, reason: str) -> Estimate:
+    """An estimate that releases no coefficients (all NaN) and says why in ``info["reason"]``.
+
+    Used when private bounds turned out unusable: the budget spent on them is still spent, and
+    the decision depends only on released values, so withholding is post-processing.
+    """
+    return Estimate(params=np.full(p, np.nan), released=False, ptr=None,
+                    info={**info, "reason": reason})
+
+
+#: Why a bounded method withholds its coefficients when the label's private bounds failed.
+LABEL_BOUNDS_REASON = ("the private bounds of the response found no histogram cell above the "
+                       "noise threshold (too few rows for this eps). Give public bounds, e.g. "
+                       "bounds={'y': (lo, hi)}, use a larger eps or more rows.")
+
+
 def get_estimator(name: str):
     """Return the ``estimate`` function registered under ``name``.
 

@@ -49,9 +49,15 @@ from ..accountant import Ledger
 from ..bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..errors import ValidationError
 from ..mechanisms.additive import analytic_gaussian_sigma, gaussian
-from ..mechanisms.gdp import detection_threshold, log_histograms, spans_from_histograms
+from ..mechanisms.gdp import (
+    CELLS_PER_OCTAVE,
+    detection_threshold,
+    log_histograms,
+    octave_sums,
+    spans_from_histograms,
+)
 from ..validation import check_choice, check_delta, check_eps
-from . import Estimate
+from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
 
 __all__ = ["estimate", "adassp_core", "adaptive_ridge", "row_norm_bound", "clip_rows",
            "histogram_bounds", "resolve_bounds", "to_scaled", "from_scaled", "clip_box",
@@ -175,8 +181,18 @@ def histogram_bounds(X, y, release) -> Bounds:
     parts = [a for a in (X, None if y is None else np.asarray(y)[:, None]) if a is not None]
     counts = log_histograms(np.hstack(parts))
     noisy, sigma = release(counts.ravel(), math.sqrt(counts.shape[0]))
-    lo, hi = spans_from_histograms(np.reshape(noisy, counts.shape),
-                                   detection_threshold(sigma, counts.size))
+    noisy = np.reshape(noisy, counts.shape)
+    lo, hi = spans_from_histograms(noisy, detection_threshold(sigma, counts.size))
+    # Columns with nothing above the threshold: retry on whole octaves. Summing the released
+    # counts of the CELLS_PER_OCTAVE cells of each octave is post-processing; the sum's noise
+    # is sigma * sqrt(CELLS_PER_OCTAVE) while its count grows CELLS_PER_OCTAVE-fold.
+    miss = np.flatnonzero(hi >= 2.0 ** 64)
+    if miss.size:
+        coarse = octave_sums(noisy[miss])
+        c_lo, c_hi = spans_from_histograms(
+            coarse, detection_threshold(sigma * math.sqrt(CELLS_PER_OCTAVE), counts.size),
+            per_octave=1)
+        lo[miss], hi[miss] = c_lo, c_hi
     d = 0 if X is None else X.shape[1]
     return Bounds(lo[:d] if X is not None else None, hi[:d] if X is not None else None,
                   float(lo[-1]) if y is not None else None,
@@ -374,6 +390,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     B_x = row_norm_bound(p)
     theta, ridge = adassp_core(Xs, ys, eps - eps_b, delta - delta_b, rng, ledger, rho=rho,
                                stage=stage, B_x=B_x)
-    return Estimate(params=from_scaled(theta, b, p, intercept_col), released=True,
-                    info={"bounds": label, "ridge": ridge, "eps_bounds": eps_b,
-                          "delta_bounds": delta_b, "B_x": B_x, "clip_lo": lo, "clip_hi": hi})
+    info = {"bounds": label, "ridge": ridge, "eps_bounds": eps_b, "delta_bounds": delta_b,
+            "B_x": B_x, "clip_lo": lo, "clip_hi": hi}
+    if label != "public" and label_bound_unusable(b.y_lo, b.y_hi):
+        return withheld(p, info, LABEL_BOUNDS_REASON)
+    return Estimate(params=from_scaled(theta, b, p, intercept_col), released=True, info=info)

@@ -45,7 +45,7 @@ from ..accountant import Ledger
 from ..errors import ValidationError
 from ..mechanisms.gdp import GaussianGDP
 from ..validation import check_choice, check_delta, check_eps
-from . import Estimate
+from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
 from .adassp import (
     BOUNDS_METHOD,
     BOUNDS_Q,
@@ -226,8 +226,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Xn, ys = clip_rows(Xa), ya
     theta, ridge = boost(Xn, ys, plan, T, shrinkage, rho)
     params = theta if variant == "paper" else from_scaled(theta / C, b, p, intercept_col)
-    return Estimate(params=params, released=True,
-                    info={"variant": variant, "bounds": label, "ridge": ridge,
-                          "mu": plan.mu_total, "sigma_round": plan.sigma("rounds", 1.0),
-                          "T": T, "shrinkage": shrinkage, "eps_bounds": eps_b,
-                          "clip_lo": lo, "clip_hi": hi})
+    info = {"variant": variant, "bounds": label, "ridge": ridge, "mu": plan.mu_total,
+            "sigma_round": plan.sigma("rounds", 1.0), "T": T, "shrinkage": shrinkage,
+            "eps_bounds": eps_b, "clip_lo": lo, "clip_hi": hi}
+    if variant == "scaled" and label not in ("public", "private x, public y") \
+            and label_bound_unusable(b.y_lo, b.y_hi):
+        return withheld(p, info, LABEL_BOUNDS_REASON)
+    return Estimate(params=params, released=True, info=info)

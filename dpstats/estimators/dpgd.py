@@ -11,14 +11,19 @@ Neighbours: add/remove one row throughout. The steps and what each one costs:
 
 1. **Bounds** (only for columns whose bounds are not public). Every non-intercept column is
    mapped into ``[-1, 1]`` by :func:`dpstats.bounds.to_unit`. Public bounds ``(lo, hi)`` are
-   used as given. With ``bounds="auto"`` each such column gets symmetric bounds ``[-B, B]``,
-   ``B`` the private ``(1 - bounds_q)``-quantile of ``|x_j|`` released by
-   :func:`dpstats.bounds.private_quantile` (exponential mechanism, utility sensitivity
-   ``max(q, 1-q)``; one release per column, half the releases of a ``(lo, hi)`` pair, which
-   matters at small eps). The releases share ``bounds_share`` (default 20%) of ``eps`` evenly,
-   pure DP. Squared loss bounds the label the same way; logistic labels are 0/1. A column whose
-   bound is at most ``2**-30`` (its values are almost all 0) is dropped (coefficient 0):
-   post-processing of released values.
+   used as given. With ``bounds="auto"`` and ``bounds_method="hist"`` (default) the bounds come
+   from one Gaussian release of log-scale histograms of every bounded column (and of y for the
+   squared loss), as in Boosted AdaSSP
+   (:func:`dpstats.estimators.adassp.histogram_bounds`; L2 sensitivity ``sqrt(#columns)``):
+   it is one more part of the same Gaussian-DP plan as the gradient steps, with
+   ``bounds_share`` (default 20%) of ``mu^2``. ``bounds_method="quantile"`` instead gives each
+   column symmetric bounds ``[-B, B]``, ``B`` the private ``(1 - bounds_q)``-quantile of
+   ``|x_j|`` (:func:`dpstats.bounds.private_quantile`, exponential mechanism, utility
+   sensitivity ``max(q, 1-q)``), the releases sharing ``bounds_share`` of ``eps`` evenly, pure
+   DP; at small ``eps`` per column those quantiles are mostly noise and can land anywhere on
+   the grid (scales like ``2**49`` were seen), which is why it is not the default. Logistic
+   labels are 0/1. A column whose bound is at most ``2**-30`` (its values are almost all 0) is
+   dropped (coefficient 0): post-processing of released values.
 2. **Row count**. The update averages the gradient sum over a *released* count ``n_hat``
    (:func:`dpstats.mechanisms.private_count`, sensitivity 1), passed in by the pipeline as
    ``n_noisy`` or else released here with :data:`COUNT_SHARE` (5%) of ``eps``. The true n is
@@ -58,13 +63,13 @@ import numbers
 import numpy as np
 
 from ..accountant import Ledger
-from ..bounds import private_quantile, to_unit
+from ..bounds import Bounds, private_quantile, to_unit
 from ..errors import ValidationError
 from ..mechanisms import private_count
 from ..mechanisms.gdp import GaussianGDP
 from ..validation import check_choice, check_delta, check_eps
-from . import Estimate
-from .adassp import parse_for
+from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
+from .adassp import parse_for, resolve_bounds
 
 __all__ = ["estimate", "check_options", "LOSSES", "DEFAULT_EPOCHS", "DEFAULT_CLIP",
            "BOUNDS_SHARE", "BOUNDS_Q", "COUNT_SHARE"]
@@ -74,8 +79,12 @@ LOSSES = ("squared", "logistic")
 DEFAULT_EPOCHS = 200
 #: Default L2 clipping norm of a row's gradient (rows have L2 norm <= 1 after scaling).
 DEFAULT_CLIP = 1.0
-#: Share of eps spent on private bounds when some are not public.
+#: Share of the budget for private bounds when some are not public: of the Gaussian-DP budget
+#: (mu^2) with ``bounds_method="hist"`` (default), of eps with ``"quantile"``.
 BOUNDS_SHARE = 0.20
+#: How ``"auto"`` bounds are released: "hist" (log-histograms inside the GDP plan, as Boosted
+#: AdaSSP) or "quantile" (one exponential-mechanism quantile of |x_j| per column).
+BOUNDS_METHOD = "hist"
 #: Tail mass left above each private bound |x_j| <= B_j.
 BOUNDS_Q = 0.02
 #: Share of eps spent on a private row count when the pipeline did not pass one.
@@ -116,7 +125,7 @@ def check_options(loss: str = "squared", lr: float | None = None, clip: float = 
     if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or int(epochs) < 1:
         raise ValidationError(f"epochs must be an integer >= 1 (number of noisy full-batch "
                               f"gradient steps, e.g. {DEFAULT_EPOCHS}); got {epochs!r}")
-    share = _share(bounds_share, "bounds_share", "share of eps for private bounds")
+    share = _share(bounds_share, "bounds_share", "share of the budget for private bounds")
     q = _share(bounds_q, "bounds_q", "tail mass above each private bound, e.g. 0.02")
     return loss, lr, clip, int(epochs), share, q
 
@@ -170,7 +179,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              bounds: object = "auto", intercept_col: int | None = None, names=None,
              stage: str = "regression", n_noisy: float | None = None,
              known_x_bounds: dict | None = None, bounds_share: float = BOUNDS_SHARE,
-             bounds_q: float = BOUNDS_Q, **_: object) -> Estimate:
+             bounds_method: str = BOUNDS_METHOD, bounds_q: float = BOUNDS_Q,
+             **_: object) -> Estimate:
     """Private regression by full-batch DP gradient descent (module docstring for the proof).
 
     Parameters
@@ -202,8 +212,11 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Public ranges known by construction (e.g. 0/1 indicator columns of a categorical);
         they override ``bounds`` for those columns and cost nothing.
     bounds_share, bounds_q : float
-        Share of ``eps`` for private bounds (default 0.2, used only when some are needed) and
-        the tail mass above each private bound (default 0.02).
+        Share of the budget for private bounds (default 0.2, used only when some are needed:
+        of ``mu^2`` for ``"hist"``, of ``eps`` for ``"quantile"``) and the tail mass above each
+        quantile bound (default 0.02).
+    bounds_method : {"hist", "quantile"}
+        How ``"auto"`` bounds are released (module docstring).
 
     Returns
     -------
@@ -238,12 +251,42 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     icpt = intercept_col is not None
     need_b = (given.x_lo is None and any(j not in known for j in cols)) or \
         (loss == "squared" and given.y_lo is None)
-    eps_b = eps * bounds_share if need_b else 0.0
+    check_choice(bounds_method, ("hist", "quantile"), "bounds_method")
+    hist = need_b and bounds_method == "hist"
+    eps_b = eps * bounds_share if need_b and not hist else 0.0
     eps_n = eps * COUNT_SHARE if n_noisy is None else 0.0
     eps_gd = eps - eps_b - eps_n
+    parts = {"gradient": (epochs, 1.0 - bounds_share if hist else 1.0)}
+    if hist:
+        parts = {"bounds": (1, bounds_share), **parts}
+    plan = GaussianGDP(eps_gd, delta, parts, rng, ledger, stage=stage,
+                       what=("DP-GD: " + ("log-histograms for bounds (L2 sensitivity "
+                             "sqrt(#bounded columns)), " if hist else "")
+                             + f"{epochs} releases of the {loss}-loss gradient sum, each "
+                             f"row's gradient clipped to L2 norm {clip:.4g} (L2 sensitivity "
+                             f"{clip:.4g})"))
     # 1. bounds (private only where not public); 2. row count
+    if hist:
+        if loss == "logistic":      # 0/1 labels need no bounds
+            given = Bounds(given.x_lo, given.x_hi, 0.0, 1.0, source=given.source)
+        given, hist_label = resolve_bounds(
+            X, y, given, intercept_col=intercept_col, method="hist", eps=0.0, q=q, rng=rng,
+            ledger=ledger, stage=stage,
+            hist_release=lambda v, sens: (plan.release("bounds", v, sens),
+                                          plan.sigma("bounds", sens)))
+        if loss == "logistic":
+            given = Bounds(given.x_lo, given.x_hi, None, None, source=given.source)
     mid, half, y_mid, y_half, source = _column_maps(X, y, loss, cols, given, known, icpt, eps_b,
                                                     q, rng, ledger, names, stage)
+    if hist:
+        for j in cols:             # nothing usable released (e.g. an all-zero column): drop
+            if j not in known and half[j] >= 2.0 ** 63:
+                half[j] = 0.0
+        if loss == "logistic" and hist_label == "private x, public y":
+            hist_label = "private"          # the 0/1 label was never a bound to estimate
+        source = {"private": "private", "public": "public"}.get(hist_label, "mixed")
+        if source == "private" and known:
+            source = "mixed"                # indicator columns came with public bounds
     if n_noisy is None:
         n_noisy = private_count(n, eps_n, rng, ledger, stage=f"{stage}: n")
     n_hat = max(float(n_noisy), 1.0)
@@ -256,11 +299,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                                                          mid[j] + half[j])
     U /= s
     yu = y if loss == "logistic" else to_unit(y, y_mid - y_half, y_mid + y_half)
-    # 4. noisy gradient descent: `epochs` releases, mu-GDP in total
-    plan = GaussianGDP(eps_gd, delta, {"gradient": (epochs, 1.0)}, rng, ledger, stage=stage,
-                       what=f"DP-GD: {epochs} releases of the {loss}-loss gradient sum, each "
-                            f"row's gradient clipped to L2 norm {clip:.4g} (L2 sensitivity "
-                            f"{clip:.4g})")
+    # 4. noisy gradient descent: `epochs` releases, mu-GDP in total (plan above)
     theta = np.zeros(p)
     for _step in range(epochs):
         noisy = plan.release("gradient", _gradient_sum(U, yu, theta, loss, clip), clip)
@@ -286,4 +325,6 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
             "sigma": plan.sigma("gradient", clip), "mu": plan.mu_total, "n_noisy": n_hat,
             "bounds": source, "dropped": [j for j in cols if j not in keep],
             "eps_bounds": eps_b, "eps_n": eps_n, "eps_gd": eps_gd}
+    if loss == "squared" and given.y_lo is None and label_bound_unusable(-y_half, y_half):
+        return withheld(p, info, LABEL_BOUNDS_REASON)
     return Estimate(params=beta, released=True, ptr=None, info=info)

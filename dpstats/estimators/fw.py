@@ -57,7 +57,7 @@ from ..errors import ValidationError
 from ..mechanisms import analytic_gaussian_sigma, exponential, gaussian
 from ..mechanisms.plan import ReleasePlan
 from ..validation import check_choice, check_delta, check_eps
-from . import Estimate
+from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
 from .adassp import check_inputs, histogram_bounds, parse_for
 from .screening import PrivateScreener, derivative_bound, screen_plan
 
@@ -377,4 +377,6 @@ def estimate(X, y, *, eps: float, delta: float, rng: np.random.Generator,
         info.update(screen_iterations=plan.releases, eps_screen=eps2, delta_screen=delta2,
                     screen_sigma=plan.sigma, screen_composition=plan.composition,
                     screened=tuple(int(j) for j in flagged), n_screened=int(flagged.size))
+    if loss == "squared" and need_y and label_bound_unusable(y_lo, y_hi):
+        return withheld(p, info, LABEL_BOUNDS_REASON)
     return Estimate(params=params, released=True, ptr=None, info=info)

@@ -32,7 +32,7 @@ import numbers
 import numpy as np
 
 from ..accountant import Ledger
-from ..choose_m import SAFETY, models_needed
+from ..choose_m import SAFETY, cap_models, models_needed
 from ..errors import ValidationError
 from . import Estimate
 from .tukey import estimate as tukey_estimate
@@ -58,10 +58,8 @@ def choose_m_glm(n_noisy: float | None, p: int, eps_tukey: float, delta: float,
     """
     if n_noisy is None or not (n_noisy > 0):
         return 0
-    most = math.floor(n_noisy / p)
-    fewest = math.floor(n_noisy / (ROWS_PER_COLUMN_GLM * p))
     needed = math.ceil(SAFETY * models_needed(p, eps_tukey, delta, lemma, accounting))
-    return int(max(fewest, min(needed, most)))
+    return cap_models(max(n_noisy / (ROWS_PER_COLUMN_GLM * p), min(needed, n_noisy / p)))
 
 
 def fit_logistic_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Generator,

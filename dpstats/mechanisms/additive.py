@@ -85,7 +85,10 @@ def gaussian(value, sensitivity: float, eps: float, delta: float, rng: np.random
              ledger: Ledger | None = None, *, stage: str | None = None, what: str = "value"):
     """Gaussian mechanism with analytic calibration, (eps, delta)-DP.
 
-    Neighbours: add/remove one row; ``sensitivity`` is the L2 sensitivity of ``value``.
+    Neighbours: add/remove one row; ``sensitivity`` is the L2 sensitivity of ``value``. Noise is
+    discrete Gaussian on a power-of-two grid with the rounding paid for
+    (:func:`dpstats._noise.grid_gaussian`), so outputs under neighbouring inputs share the same
+    support and the analytic calibration still holds.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -96,8 +99,7 @@ def gaussian(value, sensitivity: float, eps: float, delta: float, rng: np.random
     if ledger is not None:
         ledger.charge("gaussian", eps, delta, stage=stage,
                       detail=f"{what}; L2 sensitivity {sensitivity:.4g}, sigma {sigma:.4g}")
-    v = np.asarray(value, dtype=np.float64)
-    out = v + _noise.gaussian_noise(sigma, v.shape, rng)
+    out = _noise.grid_gaussian(value, sensitivity, sigma, rng)
     return float(out) if out.ndim == 0 else out
 
 

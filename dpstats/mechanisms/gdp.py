@@ -41,7 +41,7 @@ from ..accountant import Ledger
 from ..errors import BudgetExceededError, ValidationError
 from ..validation import check_delta, check_eps
 
-__all__ = ["gdp_delta", "gdp_mu", "GaussianGDP", "log_histograms", "log_grid_index",
+__all__ = ["gdp_delta", "gdp_mu", "GaussianGDP", "log_histograms", "octave_sums", "log_grid_index",
            "log_grid_edges", "detection_threshold", "spans_from_histograms", "CELLS_PER_OCTAVE"]
 
 
@@ -97,7 +97,9 @@ class GaussianGDP:
     ``mu_k = mu * sqrt(w_k / (W * count_k))`` and the whole plan is ``mu``-GDP (adaptive
     composition), ``mu = gdp_mu(eps, delta)``, hence ``(eps, delta)``-DP. Each release adds
     noise of standard deviation ``sensitivity / mu_k``, where ``sensitivity`` is the L2
-    sensitivity the caller states for that release.
+    sensitivity the caller states for that release: discrete Gaussian noise on a power-of-two
+    grid, with the rounding paid for by a slightly larger sigma, which is ``mu_k``-GDP like the
+    continuous release (:func:`dpstats._noise.grid_gaussian`).
 
     The ledger is charged ``(eps, delta)`` once, when the plan is made, before any noise is
     drawn; the detail lists ``mu`` and every part's ``mu_k``.
@@ -152,10 +154,11 @@ class GaussianGDP:
     def release(self, part: str, value, sensitivity: float, *, symmetric: bool = False):
         """Release ``value`` plus Gaussian noise of ``sigma(part, sensitivity)``.
 
-        ``symmetric=True`` (square matrices) draws noise for the upper triangle, diagonal
-        included, and mirrors it; ``sensitivity`` is then the L2 sensitivity of that upper
-        triangle. Raises :class:`~dpstats.errors.BudgetExceededError` when the plan has no
-        release of ``part`` left (it was not paid for).
+        ``symmetric=True`` (square matrices) releases the upper triangle, diagonal included,
+        and mirrors it (the result is exactly symmetric); ``sensitivity`` is then the L2
+        sensitivity of that upper triangle. Raises
+        :class:`~dpstats.errors.BudgetExceededError` when the plan has no release of ``part``
+        left (it was not paid for).
         """
         if self._left.get(part, 0) < 1:
             raise BudgetExceededError(f"the GDP plan has no release of {part!r} left (not paid "
@@ -168,11 +171,10 @@ class GaussianGDP:
                 raise ValidationError("symmetric=True needs a square matrix; got shape "
                                       f"{v.shape}")
             iu = np.triu_indices(v.shape[0])
-            z = np.zeros(v.shape)
-            z[iu] = _noise.gaussian_noise(sigma, iu[0].size, self._rng)
-            z = z + np.triu(z, 1).T
-            return v + z
-        out = v + _noise.gaussian_noise(sigma, v.shape, self._rng)
+            out = np.zeros(v.shape)
+            out[iu] = _noise.grid_gaussian(v[iu], sensitivity, sigma, self._rng)
+            return out + np.triu(out, 1).T
+        out = _noise.grid_gaussian(v, sensitivity, sigma, self._rng)
         return float(out) if out.ndim == 0 else out
 
 
@@ -258,3 +260,18 @@ def spans_from_histograms(noisy: np.ndarray, threshold: float,
             if left[0] < right[0]:
                 lo[j], hi[j] = left[0], right[0]
     return lo, hi
+
+
+def octave_sums(noisy: np.ndarray, per_octave: int = CELLS_PER_OCTAVE) -> np.ndarray:
+    """Histograms over the log grid with ``per_octave`` cells per octave, summed into the grid
+    with one cell per octave (same layout as ``log_grid_index(v, 1)``).
+
+    >>> v = np.array([[-3.0], [0.0], [1.0], [1.5], [2.5]])
+    >>> bool((octave_sums(log_histograms(v, 4)) == log_histograms(v, 1)).all())
+    True
+    """
+    noisy = np.atleast_2d(np.asarray(noisy, dtype=np.float64))
+    zero = (noisy.shape[1] - 1) // 2
+    pos = noisy[:, zero + 1:].reshape(noisy.shape[0], -1, per_octave).sum(axis=2)
+    neg = noisy[:, :zero][:, ::-1].reshape(noisy.shape[0], -1, per_octave).sum(axis=2)
+    return np.hstack([neg[:, ::-1], noisy[:, zero:zero + 1], pos])

@@ -10,7 +10,8 @@ peel_topk`, noise scale ``2 k / eps``) makes the choice eps-DP under add/remove 
 Groups: ``"auto"`` is 003's ``m = n_hat / p`` (``p`` = candidate columns + intercept);
 ``"sqrt"`` is Kifer's ``sqrt(n_hat)`` groups of about ``sqrt(n_hat)`` rows (the two-stage
 baseline of 004); an integer is used as given. ``n_hat`` must be a *released* row count (or
-public), never the true n.
+public), never the true n. At most :data:`MAX_GROUPS` groups are formed: at a tiny eps the
+released count can be far above any real n, and the group arrays must still fit in memory.
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ from ..validation import check_eps
 from . import Selection
 from ._checks import check_xy_k
 
-__all__ = ["select", "n_groups"]
+__all__ = ["select", "n_groups", "MAX_GROUPS"]
+
+#: Most groups SubLasso forms (a public cap: ``n_hat / p`` above it means more than a million
+#: groups, i.e. either a huge data set, whose votes are then far above the noise anyway, or a
+#: row count released at a tiny eps, which can be arbitrarily large).
+MAX_GROUPS = 2 ** 20
 
 
 def n_groups(groups, n_noisy: float | None, p: int) -> int:
@@ -37,9 +43,9 @@ def n_groups(groups, n_noisy: float | None, p: int) -> int:
     (100, 31, 7)
     """
     if isinstance(groups, numbers.Integral) and not isinstance(groups, bool):
-        if int(groups) < 1:
-            raise ValidationError(f"groups must be 'auto', 'sqrt' or an integer >= 1; got "
-                                  f"{groups!r}")
+        if not 1 <= int(groups) <= MAX_GROUPS:
+            raise ValidationError(f"groups must be 'auto', 'sqrt' or an integer from 1 to "
+                                  f"{MAX_GROUPS}; got {groups!r}")
         return int(groups)
     if groups not in ("auto", "sqrt"):
         raise ValidationError(f"groups must be 'auto', 'sqrt' or an integer >= 1; got "
@@ -49,7 +55,7 @@ def n_groups(groups, n_noisy: float | None, p: int) -> int:
                               "public) row count; pass n_noisy=... or an integer groups=")
     n_hat = max(float(n_noisy), 1.0)
     m = n_hat / p if groups == "auto" else math.sqrt(n_hat)
-    return max(1, int(math.floor(m)))
+    return max(1, int(math.floor(min(m, MAX_GROUPS))))
 
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator,

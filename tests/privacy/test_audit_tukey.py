@@ -1,0 +1,172 @@
+"""Audits of the Tukey mechanism's parts: the PTR test, the restricted exponential mechanism,
+and the two composed (propose-test-release).
+
+Neighbours: **swap one model**. The Tukey estimator gives each row a random group label; with
+``m`` fixed, adding or removing one row changes exactly one group's model, and (with
+intercept-only groups, whose model is the group's mean label) one extreme row can move that
+model anywhere. So on models, add/remove one row is "replace one model by any value", the
+relation that :func:`dpstats.ptr.ptr_parameters` calls ``"swap"`` (the default accounting).
+Models are 1-D (p = 1), ``m = 100`` (``t = 25``), and the Tukey stage has ``(eps, delta) =
+(2, 0.01)``: ``eps_ptr = 0.6``, ``eps_em = 1.4``. The data-independent tie-breaking jitter
+(:func:`dpstats.estimators.tukey.jitter_sort`) is drawn once per batch of draws.
+
+* PTR test (:func:`dpstats.ptr.ptr_check`): the released noisy distance ``M + Laplace(1 /
+  eps_ptr)``, claimed eps_ptr-DP. Candidate pairs come from a search over swaps on three model
+  sets for the largest change of the exact statistic ``M`` (never more than 1 here), then the
+  pilot. Broken: Laplace scale ``eps_ptr`` instead of ``1 / eps_ptr`` (002's reference code).
+* Restricted exponential mechanism (:func:`dpstats.mechanisms.tukey_em.restricted_tukey_em`),
+  on pairs that are both safe (``M >= 1``: the only inputs on which it runs after a pass),
+  claimed (eps_em, delta). Broken: score sensitivity 1/4.
+* Composed: ``None`` (NaN) when the test fails, else the released point, claimed
+  (eps, delta); safe pairs and unsafe ones (heavy-tailed models, where a swap removes part of
+  the restricted region). Broken: PTR threshold zero, which lets unsafe inputs through.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from auditor import Pair, audit, draws, record, seed_for
+from hooks import sensitivity_times, with_arg
+from scipy.stats import norm
+
+from dpstats import ptr as ptr_module
+from dpstats.depth import log_depth_volumes, log_exact_volumes, max_depth
+from dpstats.estimators.tukey import jitter_sort
+from dpstats.mechanisms import tukey_em
+from dpstats.ptr import distance_to_unsafety, ptr_check, ptr_parameters
+
+EPS, DELTA, M = 2.0, 0.01, 100
+T = max_depth(M) // 2
+PARAMS = ptr_parameters(EPS, DELTA)
+RELATION = "swap one model (= add/remove one row)"
+
+MODEL_SETS = {
+    "uniform": np.linspace(-1.0, 1.0, M),
+    "normal": norm.ppf((np.arange(M) + 0.5) / M),
+    # ten-fold spacing: the outer depth regions dwarf the inner ones (unsafe)
+    "heavy": np.concatenate([-10.0 ** np.arange(M // 2, 0, -1), 10.0 ** np.arange(1, M // 2 + 1)]),
+}
+
+
+def _volumes(models: np.ndarray, rng):
+    S = jitter_sort(np.asarray(models, dtype=np.float64)[:, None], rng)
+    logV = log_depth_volumes(S)
+    return S, logV, log_exact_volumes(logV)
+
+
+def distance(models: np.ndarray, params=PARAMS) -> int:
+    """The exact (non-private) statistic M of the PTR test, without jitter."""
+    S = np.sort(models)[:, None]
+    logV = log_depth_volumes(S)
+    return distance_to_unsafety(logV, log_exact_volumes(logV), T, params.multiplier,
+                                log_delta_lemma=params.log_delta_lemma)
+
+
+def swap(name: str, rank: int, value: float) -> Pair:
+    base = MODEL_SETS[name]
+    other = np.sort(base)
+    other[rank] = value
+    return Pair(f"{name}: model {rank} -> {value:g}", base, other)
+
+
+def _swaps(name: str) -> list[Pair]:
+    base = MODEL_SETS[name]
+    lo, hi, mid = base.min(), base.max(), float(np.median(base))
+    wide = 10 * (hi - lo)
+    out = []
+    for rank in (0, T - 1, T, M // 2 - 1, M // 2, M - T, M - 1):
+        for value in (lo - wide, mid, hi + wide, base[max(rank - 3, 0)]):
+            out.append(swap(name, rank, value))
+    return out
+
+
+def ptr_candidates(n_keep: int = 4) -> list[Pair]:
+    """Swaps with the largest change of the exact statistic M, then two with none."""
+    pairs = [p for name in MODEL_SETS for p in _swaps(name)]
+    change = np.array([abs(distance(p.d1) - distance(p.d0)) for p in pairs])
+    assert change.max() <= 1, "the PTR statistic changed by more than 1 under a swap"
+    order = np.argsort(-change, kind="stable")
+    return [pairs[i] for i in order[:n_keep]] + [pairs[i] for i in order[-2:]]
+
+
+def _ptr_sampler(models, n, rng):
+    _, logV, logW = _volumes(models, rng)
+    return np.array([ptr_check(logV, logW, t=T, params=PARAMS, rng=rng).noisy_distance
+                     for _ in range(n)])
+
+
+@pytest.mark.parametrize("variant", ["real", "Laplace scale eps instead of 1/eps"])
+def test_ptr_test(variant, monkeypatch):
+    """PTR noisy distance, claimed eps_ptr-DP (sensitivity 1 under a swap)."""
+    if variant != "real":
+        monkeypatch.setattr(ptr_module, "laplace",
+                            with_arg(ptr_module.laplace, "eps", lambda e: 1.0 / e))
+    pairs = ptr_candidates()
+    rep = audit(_ptr_sampler, pairs, eps=PARAMS.eps_ptr, n=draws(6_000), n_pilot=draws(800),
+                seed=seed_for(f"ptr/{variant}"))
+    record("PTR test (noisy distance)", variant, RELATION, rep)
+    assert rep.violated == (variant != "real"), str(rep)
+
+
+def safe_pairs() -> list[Pair]:
+    """Swaps after which both inputs are safe (M >= 1) on the two light-tailed model sets."""
+    pairs = [swap("uniform", M // 2, 5.0), swap("uniform", T - 1, 0.0),
+             swap("normal", M // 2 - 1, -10.0), swap("uniform", M - 1, -1.0)]
+    safe = [p for p in pairs if min(distance(p.d0), distance(p.d1)) >= 1]
+    assert len(safe) >= 3
+    return safe
+
+
+def _em_sampler(models, n, rng):
+    S, _, _ = _volumes(models, rng)
+    out = np.full(n, np.nan)
+    for i in range(n):
+        point, _ = tukey_em.restricted_tukey_em(S, T, PARAMS.eps_em, rng, delta=DELTA,
+                                                monotone=PARAMS.monotone)
+        if point is not None:
+            out[i] = point[0]
+    return out
+
+
+@pytest.mark.parametrize("variant", ["real", "score sensitivity / 4"])
+def test_restricted_exponential(variant, monkeypatch):
+    """Restricted exponential mechanism on safe inputs, claimed (eps_em, delta)."""
+    if variant != "real":
+        monkeypatch.setattr(tukey_em, "exponential",
+                            sensitivity_times(tukey_em.exponential, 0.25))
+    rep = audit(_em_sampler, safe_pairs(), eps=PARAMS.eps_em, delta=DELTA, n=draws(5_000),
+                n_pilot=draws(600), n_audit=1, seed=seed_for(f"tukey_em/{variant}"))
+    record("Tukey restricted exponential", variant, RELATION + ", both safe", rep)
+    assert rep.violated == (variant != "real"), str(rep)
+
+
+def _composed_sampler(params):
+    def sample(models, n, rng):
+        S, logV, logW = _volumes(models, rng)
+        out = np.full(n, np.nan)
+        for i in range(n):
+            if ptr_check(logV, logW, t=T, params=params, rng=rng).passed:
+                point, _ = tukey_em.restricted_tukey_em(S, T, params.eps_em, rng, delta=DELTA,
+                                                        monotone=params.monotone)
+                if point is not None:
+                    out[i] = point[0]
+        return out
+    return sample
+
+
+COMPOSED = {"real": PARAMS, "PTR threshold zero": dataclasses.replace(PARAMS, threshold=0.0)}
+
+
+@pytest.mark.parametrize("variant", list(COMPOSED))
+def test_ptr_then_exponential(variant):
+    """PTR test, then the mechanism if it passed: claimed (eps, delta) = (2, 0.01)."""
+    pairs = [swap("uniform", M // 2, 5.0), swap("normal", T - 1, 0.0),
+             swap("heavy", T - 1, 0.0), swap("heavy", M - T, 0.0), swap("heavy", T - 1, 1e60)]
+    rep = audit(_composed_sampler(COMPOSED[variant]), pairs, eps=EPS, delta=DELTA,
+                n=draws(5_000), n_pilot=draws(600), n_audit=1,
+                seed=seed_for(f"tukey_ptr_em/{variant}"))
+    record("Tukey PTR + restricted exponential", variant, RELATION, rep)
+    assert rep.violated == (variant != "real"), str(rep)
