@@ -42,7 +42,7 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
     sel = (f"{result.selector} (k={result.k})" if result.selector and result.k is not None
            else (result.selector or "none"))
     facts += [("Response:", spec.label), ("Method:", result.method), ("Selector:", sel),
-              ("n (private estimate):", _fmt_n(result.n_noisy))]
+              ("n (private lower bound):", _fmt_n(result.n_noisy))]
     if result.m is not None:
         facts.append(("m (models):", str(result.m)))
     if result.depth is not None:

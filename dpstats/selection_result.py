@@ -73,7 +73,7 @@ class SelectionResult:
         facts = [("Formula:", self.formula), ("Response:", self.label),
                  ("Selector:", _NAMES.get(self.method, self.method)),
                  ("k / candidates:", f"{self.k} of {self.candidates}"),
-                 ("n (private estimate):", _fmt_n(self.n_noisy)),
+                 ("n (private lower bound):", _fmt_n(self.n_noisy)),
                  ("Budget spent:", _eps_delta(*self.spent)),
                  ("Randomness:", SEEDED if self.seeded else "OS CSPRNG"),
                  ("Privacy guarantee:", "(eps, delta)-DP, add/remove one row: "

@@ -103,7 +103,7 @@ def test_released_fit_renders_header_coefficients_ledger_and_badge(executed):
                             random_state=0)._repr_html_()
     p = parse(html)
     header = " ".join(p.text["dpstats-header"])
-    for fact in ("Formula:", FORMULA, "Method:", "tukey", "Selector:", "n (private estimate):",
+    for fact in ("Formula:", FORMULA, "Method:", "tukey", "Selector:", "n (private lower bound):",
                  "Budget spent:", "eps=1, delta=1e-05", "PTR:", "passed"):
         assert fact in header, fact
     assert "".join(p.text["dpstats-badge-pass"]) == "\u2713 PTR passed"

@@ -110,7 +110,7 @@ def test_released_tukey_text_shows_header_facts():
     text = make_result().summary().as_text()
     assert text.splitlines()[1].strip() == "Differentially private linear regression"
     for needle in ["Formula:", "price ~ carat + depth", "Method:", "tukey",
-                   "kendall (k=1)", "n (private estimate):", "1,234", "m (models):",
+                   "kendall (k=1)", "n (private lower bound):", "1,234", "m (models):",
                    "Tukey depth:", "12 of 13", "(eps, delta)-DP, add/remove one row",
                    "eps=1, delta=1e-05", "Budget spent:", "OS CSPRNG",
                    "passed: noisy distance 14.61 >= threshold 9.21, lemma 8.5"]:
@@ -131,7 +131,7 @@ def test_facts_and_tables_are_reusable():
     assert all(isinstance(lab, str) and isinstance(v, str) for lab, v in s.facts)
     labels = [lab for lab, _ in s.facts]
     assert labels[:2] == ["Formula:", "Response:"] and labels[-1] == "PTR:"
-    assert dict(s.facts)["n (private estimate):"] == "1,234"
+    assert dict(s.facts)["n (private lower bound):"] == "1,234"
     coef, ledger = s.tables["coefficients"], s.tables["ledger"]
     assert list(coef.columns) == ["term", "estimate", "selected"]
     assert coef["estimate"].tolist() == [3.25, 0.0, -1.5e-3]
@@ -162,7 +162,7 @@ def test_no_non_private_numbers():
 def test_n_m_depth_omitted_when_absent():
     s = make_result(n_noisy=None, m=None, depth=None, max_depth=None).summary()
     facts = dict(s.facts)
-    assert facts["n (private estimate):"] == "not released"
+    assert facts["n (private lower bound):"] == "not released"
     assert "m (models):" not in facts and "Tukey depth:" not in facts
 
 
