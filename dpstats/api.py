@@ -12,6 +12,7 @@ import warnings
 import pandas as pd
 
 from ._assemble import released_params, result_fields
+from ._method_opts import check_method_opts
 from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
@@ -37,6 +38,10 @@ __all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECT_CHOICES"]
 
 #: Default budget shares (003 section 4): private n, feature selection, regression.
 DEFAULT_SPLIT = {"n": 0.05, "selection": 0.05, "regression": 0.90}
+#: Arguments dp_lm passes to the estimator itself; method options may not set them.
+_LM_RESERVED = {"X", "y", "eps", "delta", "rng", "ledger", "m", "lemma", "accounting",
+                "intercept_col", "names", "bounds", "n_noisy", "stage", "loss", "fitter",
+                "known_x_bounds", "split"}
 
 
 def _check_split(split: object) -> dict[str, float]:
@@ -78,7 +83,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
           select: str | None = "auto", k: int = 5, method: str = "tukey",
           m: int | str = "auto", split: dict | None = None, bounds: object = "auto",
           groups: object = "auto", budget: Budget | None = None, random_state=None,
-          lemma: str = "8.5", accounting: str = "swap") -> DPLMResult:
+          lemma: str = "8.5", accounting: str = "swap", **method_opts) -> DPLMResult:
     """Fit a differentially private linear regression from a formula.
 
     Parameters
@@ -130,6 +135,13 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         Privacy analysis of the Tukey stage. ``"swap"`` (default) is sound when one row changes
         one of the m models; ``"paper"`` reproduces 002/003, whose analysis assumes one row
         adds or removes a whole model (see :func:`dpstats.ptr.ptr_parameters`).
+    **method_opts
+        Options of the regression method, checked before anything is charged, e.g.
+        ``T=50`` or ``variant="paper"`` for ``"bas"``; ``radius``, ``T`` and ``screen``
+        (``"every"``, ``"last"`` or every j-th iteration) for ``"fw"``; ``lr``, ``clip`` and
+        ``epochs`` for ``"dpgd"``; ``bounds_share``/``bounds_method`` for the bounded methods;
+        ``centre=None`` for ``"tukey"``. See each method's ``estimate`` in
+        :mod:`dpstats.estimators` for the full list; an unknown option raises and names them.
 
     Returns
     -------
@@ -158,6 +170,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     if budget is not None and not isinstance(budget, Budget):
         raise ValidationError(f"budget must be a dpstats.Budget or None; got "
                               f"{type(budget).__name__}")
+    _check_lm_opts(method, method_opts, delta)
     rng, seeded = as_rng(random_state)
     # 2. the shared budget can pay for this fit: checked before the data is touched
     if budget is not None:
@@ -210,7 +223,8 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     est = get_estimator(method)(design.X[:, keep], design.y, eps=eps_reg, delta=delta,
                                 rng=rng, ledger=ledger, m=m_used, lemma=lemma,
                                 accounting=accounting, intercept_col=icol, names=names,
-                                bounds=est_bounds, n_noisy=n_noisy, stage="regression")
+                                bounds=est_bounds, n_noisy=n_noisy, stage="regression",
+                                **method_opts)
     params, clip = released_params(est, design, keep, notes, bounds, names, m_used)
     return DPLMResult(
         params=params, spec=spec, method=method, eps=eps, delta=delta, clip=clip,
@@ -218,6 +232,20 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
                         selector=selector, n_noisy=n_noisy, seeded=seeded,
                         split={"n": eps_n, "selection": eps_sel, "regression": eps_reg},
                         notes=notes))
+
+
+def _check_lm_opts(method: str, opts: dict, delta: float) -> None:
+    """Method options of dp_lm, by name and value (nothing charged, no data read)."""
+    if not opts:
+        return
+    if method == "ols":
+        raise ValidationError(f"method='ols' takes no options; got {sorted(opts)}")
+    check_method_opts(get_estimator(method), method, opts, _LM_RESERVED, "dp_lm",
+                      fixed={"loss": "squared", "delta": delta})
+    if "centre" in opts and not (opts["centre"] is None or isinstance(opts["centre"], str)):
+        raise ValidationError("dp_lm takes centre='auto' or None (the columns after selection "
+                              "are not known in advance); for a public centre array call "
+                              "dpstats.estimators.tukey.estimate")
 
 
 def _fit_ols(design, spec, eps, delta, notes, seeded) -> DPLMResult:

@@ -9,13 +9,13 @@ from a mechanism that charges the fit's ledger; this module adds no noise itself
 from __future__ import annotations
 
 import importlib
-import inspect
 
 import numpy as np
 import pandas as pd
 
 from ._assemble import released_params, result_fields
 from ._formula_parse import _split_formula
+from ._method_opts import check_method_opts
 from ._select_stage import (
     SELECT_CHOICES,
     auto_selector,
@@ -67,25 +67,10 @@ def _estimator(method: str):
                                  "of dpstats; use method='dpgd' or 'tukey'") from None
 
 
-def _check_method_opts(method: str, opts: dict) -> None:
-    """Validate method options against the estimator's named parameters (nothing charged)."""
-    bad = sorted(set(opts) & _RESERVED)
-    if bad:
-        raise ValidationError(f"{bad} are set by dp_glm itself and cannot be method options; "
-                              "use dp_glm's own arguments (eps, delta, bounds, m, ...)")
-    fn = _estimator(method)
-    named = {k for k, v in inspect.signature(fn).parameters.items()
-             if v.kind in (v.KEYWORD_ONLY, v.POSITIONAL_OR_KEYWORD)} - _RESERVED
-    unknown = sorted(set(opts) - named)
-    if unknown:
-        raise ValidationError(f"method={method!r} does not take the option(s) {unknown}; it "
-                              f"takes {sorted(named) or 'no options'}")
-    # the values too, by the estimator module's own check_options (if it has one)
-    check = getattr(inspect.getmodule(fn), "check_options", None)
-    if check is not None:
-        accepted = inspect.signature(check).parameters
-        kw = {key: val for key, val in opts.items() if key in accepted}
-        check(**kw, **({"loss": "logistic"} if "loss" in accepted else {}))
+def _check_method_opts(method: str, opts: dict, delta: float) -> None:
+    """Validate method options by name and value (nothing charged, no data read)."""
+    check_method_opts(_estimator(method), method, opts, _RESERVED, "dp_glm",
+                      fixed={"loss": "logistic", "delta": delta})
 
 
 def _binary_response(formula: str, data: pd.DataFrame) -> tuple[pd.DataFrame, tuple | None]:
@@ -220,7 +205,7 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     m = _check_m(m)
     shares = dict(GLM_DEFAULT_SPLIT) if split is None else _check_split(split)
     check_bounds_arg(bounds)
-    _check_method_opts(method, method_opts)
+    _check_method_opts(method, method_opts, delta)
     if budget is not None and not isinstance(budget, Budget):
         raise ValidationError(f"budget must be a dpstats.Budget or None; got "
                               f"{type(budget).__name__}")

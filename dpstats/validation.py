@@ -16,7 +16,7 @@ from ._secure_rng import SecureGenerator
 from .errors import PrivacyParameterError, UnknownMethodError, ValidationError
 
 __all__ = ["check_eps", "check_delta", "check_k", "check_choice", "as_rng", "RandomState",
-           "MAX_EPS"]
+           "MAX_EPS", "check_unit"]
 
 RandomState = int | np.random.Generator | np.random.SeedSequence | None
 
@@ -110,3 +110,13 @@ def as_rng(random_state: RandomState) -> tuple[np.random.Generator, bool]:
     raise ValidationError(
         "random_state must be None (the OS's cryptographic generator, for real releases), a "
         f"non-negative int, a numpy SeedSequence or Generator; got {random_state!r}")
+
+
+def check_unit(value, name: str, lo: float, hi: float, *, closed: bool = False) -> float:
+    """A number in ``(lo, hi)`` (or ``(lo, hi]`` when ``closed``), else ValidationError."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+        lo < float(value) and (float(value) <= hi if closed else float(value) < hi)
+    if not ok:
+        raise ValidationError(f"{name} must be a number in ({lo:g}, {hi:g}{']' if closed else ')'}"
+                              f"; got {value!r}")
+    return float(value)

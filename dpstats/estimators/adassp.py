@@ -56,7 +56,7 @@ from ..mechanisms.gdp import (
     octave_sums,
     spans_from_histograms,
 )
-from ..validation import check_choice, check_delta, check_eps
+from ..validation import check_choice, check_delta, check_eps, check_unit
 from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
 
 __all__ = ["estimate", "adassp_core", "adaptive_ridge", "row_norm_bound", "clip_rows",
@@ -105,16 +105,6 @@ def adaptive_ridge(lam_noisy: float, sigma_lam: float, sigma_xx: float, p: int, 
     """
     lam_tilde = max(lam_noisy - shift * sigma_lam, 0.0)
     return max(0.0, sigma_xx * math.sqrt(p * math.log(2.0 * p * p / rho)) - lam_tilde)
-
-
-def check_unit(value, name: str, lo: float, hi: float, *, closed: bool = False) -> float:
-    """A number in ``(lo, hi)`` (or ``(lo, hi]`` when ``closed``), else ValidationError."""
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
-        lo < float(value) and (float(value) <= hi if closed else float(value) < hi)
-    if not ok:
-        raise ValidationError(f"{name} must be a number in ({lo:g}, {hi:g}{']' if closed else ')'}"
-                              f"; got {value!r}")
-    return float(value)
 
 
 def check_inputs(X, y, intercept_col, rng) -> tuple[np.ndarray, np.ndarray, int | None]:
@@ -305,6 +295,18 @@ def adassp_core(Xs, ys, eps: float, delta: float, rng, ledger, *, rho: float, st
     return theta, ridge
 
 
+def check_options(bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
+                  q: float = BOUNDS_Q, rho: float = RHO) -> tuple[float, float, float]:
+    """Validate AdaSSP's options (touches no data, charges nothing): ``(bounds_share, q, rho)``.
+
+    >>> check_options(rho=0.1)
+    (0.2, 0.01, 0.1)
+    """
+    check_choice(bounds_method, _METHODS, "bounds_method")
+    return (check_unit(bounds_share, "bounds_share", 0.0, 1.0), check_unit(q, "q", 0.0, 0.5),
+            check_unit(rho, "rho", 0.0, 1.0))
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None,
              intercept_col: int | None = None, names=None, bounds="auto",
@@ -365,10 +367,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     """
     eps, delta = check_eps(eps), check_delta(delta)
     Xa, ya, intercept_col = check_inputs(X, y, intercept_col, rng)
-    check_choice(bounds_method, _METHODS, "bounds_method")
-    share = check_unit(bounds_share, "bounds_share", 0.0, 1.0)
-    q = check_unit(q, "q", 0.0, 0.5)
-    rho = check_unit(rho, "rho", 0.0, 1.0)
+    share, q, rho = check_options(bounds_method, bounds_share, q, rho)
     given = parse_for(bounds, Xa, intercept_col, names)
     p = Xa.shape[1]
     b, label, eps_b, delta_b = given, "public", 0.0, 0.0

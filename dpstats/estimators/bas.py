@@ -44,7 +44,7 @@ import numpy as np
 from ..accountant import Ledger
 from ..errors import ValidationError
 from ..mechanisms.gdp import GaussianGDP
-from ..validation import check_choice, check_delta, check_eps
+from ..validation import check_choice, check_delta, check_eps, check_unit
 from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
 from .adassp import (
     BOUNDS_METHOD,
@@ -53,7 +53,6 @@ from .adassp import (
     RHO,
     adaptive_ridge,
     check_inputs,
-    check_unit,
     clip_box,
     clip_rows,
     from_scaled,
@@ -107,6 +106,28 @@ def _check_split(split, variant: str) -> list[float]:
                               f"Gram matrix, the eigenvalue and the rounds, and a share >= 0 "
                               f"for histogram bounds; got {split!r}")
     return w
+
+
+def check_options(variant: str = "scaled", T: int = T_DEFAULT, shrinkage: float | None = None,
+                  split=None, bounds_method: str = BOUNDS_METHOD,
+                  bounds_share: float = BOUNDS_SHARE, q: float = BOUNDS_Q, rho: float = RHO):
+    """Validate Boosted AdaSSP's options (touches no data, charges nothing).
+
+    Returns ``(T, shrinkage, split shares, bounds_share, q, rho)`` with the defaults filled in.
+
+    >>> check_options(T=50)[:2]
+    (50, 0.1)
+    """
+    check_choice(variant, tuple(DEFAULTS), "variant")
+    check_choice(bounds_method, ("hist", "quantile"), "bounds_method")
+    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or not 1 <= T <= 100_000:
+        raise ValidationError(f"T (boosting rounds) must be an integer in 1..100000, e.g. 100; "
+                              f"got {T!r}")
+    shrinkage = DEFAULTS[variant][0] if shrinkage is None else \
+        check_unit(shrinkage, "shrinkage", 0.0, 1.0, closed=True)
+    return (int(T), shrinkage, _check_split(split, variant),
+            check_unit(bounds_share, "bounds_share", 0.0, 1.0), check_unit(q, "q", 0.0, 0.5),
+            check_unit(rho, "rho", 0.0, 1.0))
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
@@ -179,18 +200,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     """
     eps, delta = check_eps(eps), check_delta(delta)
     Xa, ya, intercept_col = check_inputs(X, y, intercept_col, rng)
-    check_choice(variant, tuple(DEFAULTS), "variant")
-    check_choice(bounds_method, ("hist", "quantile"), "bounds_method")
-    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or not 1 <= T <= 100_000:
-        raise ValidationError(f"T (boosting rounds) must be an integer in 1..100000, e.g. 100; "
-                              f"got {T!r}")
-    T = int(T)
-    shrinkage = DEFAULTS[variant][0] if shrinkage is None else \
-        check_unit(shrinkage, "shrinkage", 0.0, 1.0, closed=True)
-    w = _check_split(split, variant)
-    share = check_unit(bounds_share, "bounds_share", 0.0, 1.0)
-    q = check_unit(q, "q", 0.0, 0.5)
-    rho = check_unit(rho, "rho", 0.0, 1.0)
+    T, shrinkage, w, share, q, rho = check_options(variant, T, shrinkage, split, bounds_method,
+                                                   bounds_share, q, rho)
     p = Xa.shape[1]
     given = parse_for(bounds, Xa, intercept_col, names) if variant == "scaled" else None
     need = given is not None and (given.x_lo is None or given.y_lo is None)

@@ -172,11 +172,20 @@ def _check_share(value, name: str) -> float:
     return float(value)
 
 
-def _check_options(y, loss, radius, T):
+def check_options(loss: str = "squared", radius: float | None = None, T: int | None = None,
+                  screen=None, screen_share: float = SCREEN_SHARE,
+                  bounds_share: float = BOUNDS_SHARE, bounds_mode: str = "auto",
+                  bounds_method: str = BOUNDS_METHOD, q: float = 0.01,
+                  delta: float | None = None):
+    """Validate the Frank-Wolfe options (touches no data, charges nothing).
+
+    Returns ``(radius, T, screening iterations, screen_share, bounds_share)`` with the
+    defaults filled in.
+
+    >>> check_options(T=100, screen=50)[1:3]
+    (100, (50, 100))
+    """
     check_choice(loss, ("squared", "logistic"), "loss")
-    if loss == "logistic" and not np.isin(y, (0.0, 1.0)).all():
-        raise ValidationError("loss='logistic' needs y coded 0/1 (e.g. y = (label == 'yes')); "
-                              "y has other values")
     radius = DEFAULT_RADIUS[loss] if radius is None else radius
     if not (isinstance(radius, numbers.Real) and not isinstance(radius, bool)
             and math.isfinite(radius) and radius > 0):
@@ -185,7 +194,17 @@ def _check_options(y, loss, radius, T):
     T = DEFAULT_T if T is None else T
     if not (isinstance(T, numbers.Integral) and not isinstance(T, bool) and T >= 1):
         raise ValidationError(f"T must be an integer >= 1 (Frank-Wolfe iterations); got {T!r}")
-    return float(radius), int(T)
+    at = screen_iterations(screen, int(T))
+    if at and delta == 0:
+        raise ValidationError("screening uses the Gaussian mechanism and needs delta > 0; "
+                              "give delta (e.g. 1e-6) or screen=None")
+    screen_share = _check_share(screen_share, "screen_share")
+    bounds_share = _check_share(bounds_share, "bounds_share")
+    check_choice(bounds_mode, ("auto", "column", "global"), "bounds_mode")
+    check_choice(bounds_method, ("hist", "quantile"), "bounds_method")
+    if not (isinstance(q, numbers.Real) and not isinstance(q, bool) and 0 < q < 0.5):
+        raise ValidationError(f"q must be a number strictly between 0 and 0.5; got {q!r}")
+    return float(radius), int(T), at, screen_share, bounds_share
 
 
 def _source_label(has_x: bool, need_x: bool, has_y: bool, need_y: bool) -> str:
@@ -268,17 +287,11 @@ def estimate(X, y, *, eps: float, delta: float, rng: np.random.Generator,
     eps = check_eps(eps)
     delta = check_delta(delta, allow_zero=True)
     X, y, icol = check_inputs(X, y, intercept_col, rng)
-    radius, T = _check_options(y, loss, radius, T)
-    at = screen_iterations(screen, T)
-    if at and delta == 0:
-        raise ValidationError("screening uses the Gaussian mechanism and needs delta > 0; "
-                              "give delta (e.g. 1e-6) or screen=None")
-    screen_share = _check_share(screen_share, "screen_share")
-    bounds_share = _check_share(bounds_share, "bounds_share")
-    check_choice(bounds_mode, ("auto", "column", "global"), "bounds_mode")
-    check_choice(bounds_method, ("hist", "quantile"), "bounds_method")
-    if not (isinstance(q, numbers.Real) and not isinstance(q, bool) and 0 < q < 0.5):
-        raise ValidationError(f"q must be a number strictly between 0 and 0.5; got {q!r}")
+    radius, T, at, screen_share, bounds_share = check_options(
+        loss, radius, T, screen, screen_share, bounds_share, bounds_mode, bounds_method, q, delta)
+    if loss == "logistic" and not np.isin(y, (0.0, 1.0)).all():
+        raise ValidationError("loss='logistic' needs y coded 0/1 (e.g. y = (label == 'yes')); "
+                              "y has other values")
     n, p = X.shape
     cand = [j for j in range(p) if j != icol]
     given = parse_for(bounds, X, icol, names)

@@ -61,6 +61,16 @@ def jitter_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.sort(jittered, axis=0)
 
 
+def check_options(centre: object = "auto") -> None:
+    """Validate the Tukey options (touches no data, charges nothing).
+
+    >>> check_options(None)
+    """
+    if isinstance(centre, str) and centre != "auto":
+        raise ValidationError(f"centre must be 'auto', None or an array of public centres; got "
+                              f"{centre!r}")
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
@@ -110,9 +120,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     if m < MIN_MODELS or t < 1:
         info["reason"] = "too_few_models"
         return Estimate(params=None, released=False, ptr=None, info=info)
-    if isinstance(centre, str) and centre != "auto":
-        raise ValidationError(f"centre must be 'auto', None or an array of public centres; got "
-                              f"{centre!r}")
+    check_options(centre)
     c = None
     if intercept_col is not None and X.shape[1] > 1 and centre is not None:
         if isinstance(centre, str):
