@@ -11,7 +11,6 @@ from dpstats._kernels.kendall import (
 from dpstats._kernels.kendall_ranks import (
     _RADIX_MIN_ROWS,
     _inversions,
-    _inversions_fenwick,
     discordant_ranked,
     permuted_ranks,
 )
@@ -68,15 +67,29 @@ def test_discordant_ranked_equals_pair_comparison_kernel(n, kind):
         assert discordant_ranked(R, R[j], [j]).tolist() == [0]
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 33, 500, 4099])
-def test_both_inversion_counters_equal_brute_force(n):
-    """The merge sort (used above 2**19 rows) and the Fenwick tree, on the same permutations."""
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 63, 64, 65, 127, 128, 129, 500, 4099])
+def test_inversion_counter_equals_brute_force(n):
+    """The bitset + word-level Fenwick counter, around word edges (63, 64, 65 rows, ...)."""
     rng = np.random.default_rng(n)
+    nw = (n + 63) // 64
     for a in (rng.permutation(n), np.arange(n)[::-1], np.arange(n)):
         a = np.ascontiguousarray(a, dtype=np.int32)
         brute = int(np.count_nonzero(np.triu(a[:, None] > a[None, :], k=1)))
-        assert _inversions_fenwick(a.copy(), np.empty(n + 1, np.int32)) == brute
-        assert _inversions(a.copy(), np.empty(n, np.int32)) == brute
+        words = np.full(nw, 2**64 - 1, np.uint64)           # dirty scratch must not matter
+        tree = np.full(nw + 1, 7, np.int32)
+        assert _inversions(a, words, tree) == brute
+        assert _inversions(a, words, tree) == brute         # reused scratch
+
+
+def test_inversions_large_against_merge_counter():
+    """At 3e5 rows (many tree levels) against the merge-sort counter of kendall.py."""
+    from dpstats._kernels.kendall import _count_inversions
+    n = 300_000
+    a = np.random.default_rng(1).permutation(n).astype(np.int32)
+    nw = (n + 63) // 64
+    got = _inversions(a, np.empty(nw, np.uint64), np.empty(nw + 1, np.int32))
+    ref = _count_inversions(a.astype(np.float64), np.empty(n, np.float64))
+    assert got == ref
 
 
 def test_discordant_ranked_counts_a_reversal():
