@@ -49,3 +49,26 @@ def test_group_order_is_a_counting_sort():
     assert sorted(order.tolist()) == list(range(6))
     assert all(labels[order[starts[g]:starts[g + 1]]].tolist() == [g] * (starts[g + 1] - starts[g])
                for g in range(3))
+
+
+def test_qr_fast_path_and_its_fallback_agree_with_lstsq():
+    """Well-conditioned groups take the QR path; a nearly collinear group (condition number
+    about 1e9, above the QR path's limit) and a rank-deficient one fall back to the SVD
+    path. All must match the reference (minimum-norm least squares)."""
+    from dpstats._kernels.tukey import _QR_COND_MAX, _qr_solve
+    rng = np.random.default_rng(11)
+    n, m = 400, 4
+    X = np.c_[np.ones(n), rng.normal(size=(n, 3))]
+    labels = np.repeat(np.arange(m), n // m)
+    g1 = labels == 1
+    X[g1, 3] = X[g1, 2] + 1e-9 * rng.normal(size=g1.sum())   # nearly collinear in group 1
+    g2 = labels == 2
+    X[g2, 3] = 2.0 * X[g2, 2]                                  # exactly collinear in group 2
+    y = X @ [1.0, 2.0, -1.0, 0.5] + rng.normal(size=n)
+    scaled = X[labels == 0] / np.linalg.norm(X[labels == 0], axis=0)
+    assert _qr_solve(scaled, y[labels == 0], np.empty(4))
+    near = X[g1] / np.linalg.norm(X[g1], axis=0)
+    assert np.linalg.cond(near) > _QR_COND_MAX
+    assert not _qr_solve(near, y[g1], np.empty(4))
+    got = group_ols(X, y, labels, m)
+    np.testing.assert_allclose(got, group_ols_reference(X, y, labels, m), rtol=1e-6, atol=1e-6)
