@@ -172,8 +172,19 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
                   levels_from_data=from_data)
 
 
+#: Frames with more columns than this (and at most _CONSOLIDATE_MAX_ENTRIES values) are copied
+#: into consolidated blocks before the fast ``y ~ .`` design is built.
+_WIDE_COLUMNS = 256
+_CONSOLIDATE_MAX_ENTRIES = 1 << 25
+
+
 def _fast_design(formula: str, label: str, spec: NumericSpec, data: pd.DataFrame) -> Design:
     """``label ~ .`` on all-numeric columns, without formulaic (see :mod:`._formula_fast`)."""
+    if data.shape[1] > _WIDE_COLUMNS and data.size <= _CONSOLIDATE_MAX_ENTRIES:
+        # pandas keeps a wide frame (read_csv of a microarray) as one block per column, and
+        # every frame-wide step then loops over thousands of blocks: on golub (72 x 7,130) a
+        # copy that consolidates them takes 0.1 s and the design 0.6 s -> 0.01 s after it
+        data = data.copy()
     complete = complete_rows(data, [label, *spec.names])
     if not complete.any():
         raise DataError(_NO_ROWS.format(arg="data"))
