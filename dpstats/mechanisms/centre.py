@@ -66,6 +66,55 @@ def _grid_positions(g: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return left, right
 
 
+#: Bits of the default grid: positive grid points are the floats in [2^-64, 2^64) whose
+#: mantissa has zeros below its top 10 bits (1 + j/1024 = 1 + j * 2^-10).
+_LOW_BITS = 42
+_MIN_BITS = int(np.float64(2.0 ** -64).view(np.int64))
+_MAX_BITS = int(np.float64(2.0 ** 64).view(np.int64))
+_HALF_KEYS = ((_MAX_BITS - _MIN_BITS) >> _LOW_BITS) * 2      # cell keys on one side of zero
+
+
+def _cell_representatives(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct stand-ins for ``v`` and their counts, ascending, in O(n) for the default grid.
+
+    Every grid point's score depends only on how many values lie below it, on it and above
+    it, so a value may be replaced by any value in the same place relative to the grid: a
+    value on a grid point stays; a value strictly between two neighbouring grid points becomes
+    the float with the lower point's bits plus half a cell (bit 41 set), which lies strictly
+    between the same two points; values beyond +-2^64 become +-2^65 and non-zero values inside
+    (-2^-64, 2^-64) become +-2^-65. The mechanism's distribution over grid points is then the
+    same as with the raw values (``tests/test_centring.py`` checks it point by point), and
+    ``np.unique``'s sort is replaced by one ``bincount`` over cell keys.
+
+    >>> u, c = _cell_representatives(np.array([1.0, 1.0001, 1.0002, -3.0, 0.0, 1e30]))
+    >>> u.tolist(), c.tolist()
+    ([-3.0, 0.0, 1.0, 1.00048828125, 3.6893488147419103e+19], [1, 1, 1, 2, 1])
+    """
+    a = np.abs(v) + 0.0
+    bits = a.view(np.int64)
+    mid = (bits >= _MIN_BITS) & (bits < _MAX_BITS)
+    off = np.where(mid, bits - _MIN_BITS, 0)
+    key = 2 * (off >> _LOW_BITS) + ((off & ((1 << _LOW_BITS) - 1)) != 0)   # 2 j (+1 inside)
+    key = np.where(mid, key + 2, np.where(a == 0.0, -1, np.where(bits < _MIN_BITS, 0,
+                                                               _HALF_KEYS + 2)))
+    # ascending order of values: negatives mirrored below zero (key -1 is zero itself)
+    signed = np.where(v < 0, _HALF_KEYS + 2 - key, _HALF_KEYS + 4 + key)
+    counts = np.bincount(signed, minlength=2 * _HALF_KEYS + 7)
+    where = np.flatnonzero(counts)
+    pos = where - (_HALF_KEYS + 4)                      # key of the magnitude, signed side
+    neg = pos < -1
+    k = np.where(neg, -pos - 2, pos)                    # undo the mirror: magnitude key, 0 = tiny
+    mag = np.empty(k.size)
+    body = (k >= 2) & (k < _HALF_KEYS + 2)
+    kb = k[body] - 2
+    mag[body] = (_MIN_BITS + ((kb >> 1) << _LOW_BITS) + ((kb & 1) << (_LOW_BITS - 1))) \
+        .astype(np.int64).view(np.float64)
+    mag[k == -1] = 0.0
+    mag[k == 0] = 2.0 ** -65
+    mag[k == _HALF_KEYS + 2] = 2.0 ** 65
+    return np.where(neg, -mag, mag), counts[where]
+
+
 def private_centre_value(values, eps: float, rng: np.random.Generator,
                          ledger: Ledger | None = None, *, grid: np.ndarray | None = None,
                          stage: str | None = None, what: str = "centre") -> float:
@@ -85,8 +134,12 @@ def private_centre_value(values, eps: float, rng: np.random.Generator,
     v = np.asarray(values, dtype=np.float64).ravel()
     if v.size == 0 or not np.isfinite(v).all():
         raise ValidationError("values must be non-empty and finite; drop missing rows first")
-    g = centre_grid() if grid is None else np.asarray(grid, dtype=np.float64)
-    u, cnt = np.unique(v, return_counts=True)
+    if grid is None:
+        g = centre_grid()
+        u, cnt = _cell_representatives(v)
+    else:
+        g = np.asarray(grid, dtype=np.float64)
+        u, cnt = np.unique(v, return_counts=True)
     n = int(cnt.sum())
     cum = np.cumsum(cnt)                                   # #{v <= u[i]}
     left, right = _grid_positions(g, u)
