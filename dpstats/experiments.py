@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DPStatsError, NotPrivateWarning, ValidationError
-from .validation import check_delta, check_eps
+from .validation import check_choice, check_delta, check_eps
 
 __all__ = ["run", "summarise", "quantile", "COLUMNS"]
 
@@ -82,12 +82,31 @@ def _configs(configs) -> list[tuple[str, object]]:
             raise ValidationError(f"configs[{name!r}] sets {bad}; the experiment controls "
                                   "these: pass eps=/delta=/seed= to run() instead")
         params = inspect.signature(fitters[model]).parameters
-        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            unknown = sorted(set(spec) - set(params) - {"model"})
-            if unknown:
-                raise ValidationError(f"configs[{name!r}]: {unknown} are not arguments of "
-                                      f"dp_{model}; see help(dpstats.dp_{model})")
+        unknown = sorted(set(spec) - set(params) - {"model"})
+        if unknown:                  # allowed only as options of the chosen method
+            _check_options(name, model, spec, unknown, params)
     return items
+
+
+def _check_options(name: str, model: str, spec: Mapping, unknown: list, params) -> None:
+    """Keys of a config that are not dp_lm/dp_glm arguments must be options of its method."""
+    from .api import _check_lm_opts
+    from .glm_api import _check_method_opts
+    method = spec.get("method", params["method"].default)
+    opts = {key: spec[key] for key in unknown}
+    from .estimators import METHODS
+    from .glm_api import GLM_METHODS
+    try:
+        if model == "lm":
+            check_choice(method, METHODS, "method")
+            _check_lm_opts(method, opts, 1e-5)
+        else:
+            check_choice(method, GLM_METHODS, "method")
+            _check_method_opts(method, opts, 1e-5)
+    except DPStatsError as err:
+        raise ValidationError(f"configs[{name!r}]: {unknown} are not arguments of dp_{model} "
+                              f"or options of method={method!r} ({err}); see "
+                              f"help(dpstats.dp_{model})") from None
 
 
 def _datasets(datasets) -> list[tuple[str, pd.DataFrame, str]]:

@@ -129,6 +129,8 @@ def test_fit_errors_name_the_experiment():
     ({"configs": {"a": {"eps": 1.0}}}, "the experiment controls"),
     ({"configs": {"a": {"random_state": 1}}}, "the experiment controls"),
     ({"configs": {"a": {"methd": "tukey"}}}, "not arguments of dp_lm"),
+    ({"configs": {"a": {"method": "bas", "T": 0}}}, "boosting rounds"),
+    ({"configs": {"a": {"model": "glm", "method": "fw", "screen": "often"}}}, "screen"),
     ({"configs": {"a": {"model": "gam"}}}, "'lm' or 'glm'"),
     ({"datasets": "iris"}, "unknown data set"),
     ({"datasets": {"x": HOUSES}}, "\\(DataFrame, formula\\)"),
