@@ -47,3 +47,18 @@ def test_cell_representatives_catch_a_wrong_cell():
     shifted = np.unique(np.r_[u[:-1], u[-1] * 1.01])          # largest stand-in pushed out
     lt_bad = _below_on_above(shifted, np.r_[cnt[:-1], cnt[-1]], g)[0]
     assert not np.array_equal(lt_bad, _below_on_above(*np.unique(v, return_counts=True), g)[0])
+
+
+def test_large_columns_take_the_stand_in_path_end_to_end(monkeypatch):
+    """From 2**18 rows on, private_centre_value uses the stand-ins (spied on here) and still
+    releases a grid point near the median at a large eps."""
+    from dpstats.mechanisms import centre as mod
+    calls = []
+    real = mod._cell_representatives
+    monkeypatch.setattr(mod, "_cell_representatives", lambda v: calls.append(v.size) or real(v))
+    v = np.random.default_rng(7).normal(-40.0, 3.0, mod._REPRESENT_MIN_ROWS)
+    got = mod.private_centre_value(v, 50.0, np.random.default_rng(8))
+    assert calls == [v.size]
+    assert got in set(centre_grid()) and abs(got + 40.0) < 0.1
+    mod.private_centre_value(v[:1000], 50.0, np.random.default_rng(8))
+    assert calls == [v.size]                                  # small columns: np.unique

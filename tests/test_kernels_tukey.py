@@ -72,3 +72,27 @@ def test_qr_fast_path_and_its_fallback_agree_with_lstsq():
     assert not _qr_solve(near, y[g1], np.empty(4))
     got = group_ols(X, y, labels, m)
     np.testing.assert_allclose(got, group_ols_reference(X, y, labels, m), rtol=1e-6, atol=1e-6)
+
+
+def test_groups_with_fewer_rows_than_columns_are_minimum_norm():
+    """Small groups (n_g < p) take the QR-of-X^T path; they must equal pinv(X_g) y, and the
+    path must refuse a group whose rows are linearly dependent (it then takes the SVD path)."""
+    from dpstats._kernels.tukey import _min_norm_wide
+    rng = np.random.default_rng(12)
+    p, m = 8, 300
+    n = 5 * m
+    X = np.c_[np.ones(n), rng.normal(size=(n, p - 1)) * [1, 2, 5, 10, 0.5, 3, 7]]
+    y = X @ rng.normal(size=p) + rng.normal(size=n)
+    labels = rng.integers(0, m, n)
+    got = group_ols(X, y, labels, m)
+    for g in range(0, m, 7):
+        rows = labels == g
+        if 2 <= rows.sum() < p:                # one row: every column is constant (dropped)
+            np.testing.assert_allclose(got[g], np.linalg.pinv(X[rows]) @ y[rows],
+                                       rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(got, group_ols_reference(X, y, labels, m), rtol=1e-6, atol=1e-8)
+    Xg = X[:3].copy()
+    Xg[2] = Xg[1]                                              # dependent rows
+    assert not _min_norm_wide(np.ascontiguousarray(Xg.T), y[:3], np.empty(p))
+    assert _min_norm_wide(np.ascontiguousarray(X[:3].T), y[:3], beta := np.empty(p))
+    np.testing.assert_allclose(beta, np.linalg.pinv(X[:3]) @ y[:3], rtol=1e-9, atol=1e-12)

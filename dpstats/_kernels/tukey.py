@@ -44,6 +44,22 @@ JACOBI_MAX_COLS = 12
 #: A full-rank group whose triangular factor R has Frobenius condition number below this is
 #: solved from R directly (relative error about cond * 1e-16); others take the SVD path.
 _QR_COND_MAX = 1e6
+#: A group with fewer rows than columns is solved from a QR of X^T (in the original
+#: coordinates) only while its column norms span less than this factor: then the scaled
+#: matrix the SVD path inspects has condition number below 1e6 * 1e3 < 1 / _RCOND, so both
+#: paths see full row rank and return the same minimum-norm solution.
+_WIDE_SCALE_RATIO = 1e3
+
+
+@njit(cache=True)
+def _scale_ratio(scale: np.ndarray, drop: np.ndarray) -> float:
+    lo = np.inf
+    hi = 0.0
+    for j in range(scale.shape[0]):
+        if not drop[j]:
+            lo = min(lo, scale[j])
+            hi = max(hi, scale[j])
+    return hi / lo if lo > 0.0 else np.inf
 
 
 @njit(cache=True)
@@ -151,6 +167,72 @@ def _qr_solve(A: np.ndarray, yg: np.ndarray, beta: np.ndarray) -> bool:
     return True
 
 
+@njit(cache=True, boundscheck=False)
+def _min_norm_wide(Xt: np.ndarray, yg: np.ndarray, beta: np.ndarray) -> bool:
+    """Minimum-norm solution of ``X beta = y`` for a group with fewer rows than columns.
+
+    ``Xt`` is the group's ``X`` transposed (p x n_g, n_g < p, dropped columns zero). With the
+    Householder factorisation ``Xt = Q R`` (reflectors kept), ``beta = X^T (X X^T)^-1 y =
+    Q R^-T y``. Fills ``beta`` and returns True when ``R`` is non-singular with Frobenius
+    condition number below :data:`_QR_COND_MAX`; False (``beta`` undefined) otherwise.
+    """
+    p, k = Xt.shape
+    B = Xt.copy()
+    V = np.zeros((p, k))
+    tau = np.zeros(k)
+    for j in range(k):
+        nrm = 0.0
+        for r in range(j, p):
+            nrm += B[r, j] * B[r, j]
+        nrm = np.sqrt(nrm)
+        if nrm == 0.0:
+            return False
+        alpha = -nrm if B[j, j] >= 0.0 else nrm
+        vn2 = 0.0
+        for r in range(j, p):
+            V[r, j] = B[r, j]
+        V[j, j] -= alpha
+        for r in range(j, p):
+            vn2 += V[r, j] * V[r, j]
+        tau[j] = 2.0 / vn2
+        for c in range(j + 1, k):
+            dot = 0.0
+            for r in range(j, p):
+                dot += V[r, j] * B[r, c]
+            f = tau[j] * dot
+            for r in range(j, p):
+                B[r, c] -= f * V[r, j]
+        B[j, j] = alpha
+    Rinv = np.zeros((k, k))
+    nr = 0.0
+    ni = 0.0
+    for j in range(k):
+        for i in range(j, -1, -1):
+            acc = 1.0 if i == j else 0.0
+            for c in range(i + 1, j + 1):
+                acc -= B[i, c] * Rinv[c, j]
+            Rinv[i, j] = acc / B[i, i]
+            nr += B[i, j] * B[i, j]
+            ni += Rinv[i, j] * Rinv[i, j]
+    if not np.sqrt(nr * ni) < _QR_COND_MAX:
+        return False
+    for i in range(p):
+        beta[i] = 0.0
+    for i in range(k):                      # z = R^-T y in the first k entries
+        acc = 0.0
+        for j in range(i + 1):
+            acc += Rinv[j, i] * yg[j]
+        beta[i] = acc
+    for j in range(k - 1, -1, -1):          # beta = Q z = H_0 ... H_{k-1} z
+        dot = 0.0
+        for r in range(j, p):
+            dot += V[r, j] * beta[r]
+        f = tau[j] * dot
+        for r in range(j, p):
+            beta[r] -= f * V[r, j]
+    return True
+
+
 @njit(cache=True)
 def _solve_group(Xg: np.ndarray, yg: np.ndarray) -> np.ndarray:
     """Minimum-norm least squares on one group, with per-group column scaling.
@@ -192,6 +274,14 @@ def _solve_group(Xg: np.ndarray, yg: np.ndarray) -> np.ndarray:
         for j in range(p):
             beta[j] /= scale[j]
         return beta
+    if n_g < p and _scale_ratio(scale, drop) < _WIDE_SCALE_RATIO:
+        Xt = np.empty((p, n_g))                 # fewer rows than columns (a small group)
+        for i in range(n_g):
+            for j in range(p):
+                Xt[j, i] = A[i, j] * scale[j]
+        if _min_norm_wide(Xt, yg, beta):
+            return beta
+        beta[:] = 0.0
     if p <= JACOBI_MAX_COLS:
         return _min_norm_jacobi(A, yg, scale)
     u, sv, vt = np.linalg.svd(A, full_matrices=False)

@@ -72,6 +72,10 @@ _LOW_BITS = 42
 _MIN_BITS = int(np.float64(2.0 ** -64).view(np.int64))
 _MAX_BITS = int(np.float64(2.0 ** 64).view(np.int64))
 _HALF_KEYS = ((_MAX_BITS - _MIN_BITS) >> _LOW_BITS) * 2      # cell keys on one side of zero
+#: From this many values on, the stand-ins replace np.unique: they save the downstream work
+#: on up to n distinct values (0.44 -> 0.23 s for five 1e6-row columns) but cost about 2 ms
+#: per column for their table of cell keys, more than a small or discrete column's sort.
+_REPRESENT_MIN_ROWS = 1 << 18
 
 
 def _cell_representatives(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -134,11 +138,11 @@ def private_centre_value(values, eps: float, rng: np.random.Generator,
     v = np.asarray(values, dtype=np.float64).ravel()
     if v.size == 0 or not np.isfinite(v).all():
         raise ValidationError("values must be non-empty and finite; drop missing rows first")
-    if grid is None:
+    if grid is None and v.size >= _REPRESENT_MIN_ROWS:
         g = centre_grid()
         u, cnt = _cell_representatives(v)
     else:
-        g = np.asarray(grid, dtype=np.float64)
+        g = centre_grid() if grid is None else np.asarray(grid, dtype=np.float64)
         u, cnt = np.unique(v, return_counts=True)
     n = int(cnt.sum())
     cum = np.cumsum(cnt)                                   # #{v <= u[i]}
