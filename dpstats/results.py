@@ -157,7 +157,9 @@ class DPLMResult:
         """Predictions ``X_new @ params`` for user-supplied data (not a private release).
 
         Rows with missing inputs get NaN. When the PTR check failed all predictions are NaN.
-        Methods fitted on clipped inputs (AdaSSP, BAS) clip ``X_new`` to the released box first.
+        Methods fitted on clipped inputs (AdaSSP, BAS) clip ``X_new`` to the released box first;
+        for the others a row with an infinite input gets a non-finite prediction. ``newdata``
+        may be a DataFrame or a dict of equal-length columns.
         """
         from ._formula_checks import _check_frame
         from .formula import design_for_new_data
