@@ -27,8 +27,8 @@ __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 
 #: Ranks are int32.
 MAX_ROWS = 2**31 - 1
-#: Below this many rows a comparison merge sort ranks a column (a radix sort's fixed cost of
-#: its digit histograms would dominate).
+#: Below this many rows a stable comparison sort (numpy's mergesort) ranks a column (a radix
+#: sort's fixed cost of its digit histograms would dominate).
 _RADIX_MIN_ROWS = 4096
 #: Digit width of the radix sort (2048 buckets: the histogram stays in L1).
 _DIGIT_BITS = 11
@@ -81,38 +81,6 @@ def _radix_order(keys, idx, keys2, idx2, hist, off):
     return idx
 
 
-@njit(cache=True, boundscheck=False)
-def _merge_order(keys, idx, idx2):
-    """Stable bottom-up merge sort of ``idx`` by ``keys[idx]`` (few rows); returns it."""
-    n = idx.shape[0]
-    src, dst = idx, idx2
-    width = 1
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i, j, o = lo, mid, lo
-            while i < mid and j < hi:
-                if keys[src[j]] < keys[src[i]]:
-                    dst[o] = src[j]
-                    j += 1
-                else:
-                    dst[o] = src[i]
-                    i += 1
-                o += 1
-            while i < mid:
-                dst[o] = src[i]
-                i += 1
-                o += 1
-            while j < hi:
-                dst[o] = src[j]
-                j += 1
-                o += 1
-        src, dst = dst, src
-        width *= 2
-    return src
-
-
 @njit(cache=True, parallel=True, boundscheck=False)
 def _ranks_kernel(X, perm, R, chunks):
     n, d = X.shape                              # scratch space once per chunk of columns
@@ -128,8 +96,9 @@ def _ranks_kernel(X, perm, R, chunks):
             for i in range(n):
                 keys[i] = _float_key(X[perm[i], j])
                 idx[i] = i
-            if n < _RADIX_MIN_ROWS:
-                order = _merge_order(keys, idx, idx2)
+            if n < _RADIX_MIN_ROWS:                 # stable: ties keep their row order
+                idx[:] = np.argsort(keys, kind="mergesort")
+                order = idx
             else:
                 order = _radix_order(keys, idx, keys2, idx2, hist, off)
             for r in range(n):

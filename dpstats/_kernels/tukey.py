@@ -134,30 +134,36 @@ def _min_norm_jacobi(A: np.ndarray, yg: np.ndarray, scale: np.ndarray) -> np.nda
 
 
 @njit(cache=True, boundscheck=False)
+def _r_inverse(R: np.ndarray, k: int, Rinv: np.ndarray) -> bool:
+    """Fill ``Rinv`` with the inverse of the upper-triangular ``R[:k, :k]`` (back substitution
+    on each unit vector); False when ``R`` is singular or its Frobenius condition number
+    reaches :data:`_QR_COND_MAX` (then the SVD path must decide the rank)."""
+    nr = 0.0
+    ni = 0.0
+    for j in range(k):
+        for i in range(j, -1, -1):
+            acc = 1.0 if i == j else 0.0
+            for c in range(i + 1, j + 1):
+                acc -= R[i, c] * Rinv[c, j]
+            if R[i, i] == 0.0:
+                return False
+            Rinv[i, j] = acc / R[i, i]
+            nr += R[i, j] * R[i, j]
+            ni += Rinv[i, j] * Rinv[i, j]
+    return np.sqrt(nr * ni) < _QR_COND_MAX          # also False for inf / nan
+
+
+@njit(cache=True, boundscheck=False)
 def _qr_solve(A: np.ndarray, yg: np.ndarray, beta: np.ndarray) -> bool:
     """Least squares by Householder QR and back substitution when ``A`` (n >= p, scaled
     columns) is safely full rank: fills ``beta`` and returns True; False (``beta`` undefined)
-    when ``R`` is singular or its condition number reaches :data:`_QR_COND_MAX`, i.e. when the
-    SVD path is needed to decide the rank. The unique solution then equals the SVD path's."""
+    when :func:`_r_inverse` refuses ``R``. The unique solution then equals the SVD path's."""
     p = A.shape[1]
     R = A.copy()
     qty = yg.copy()
     householder_qr(R, qty)
     Rinv = np.zeros((p, p))
-    nr = 0.0
-    ni = 0.0
-    for j in range(p):                      # column j of R^-1: back substitution on e_j
-        for i in range(j, -1, -1):
-            acc = 1.0 if i == j else 0.0
-            for k in range(i + 1, j + 1):
-                acc -= R[i, k] * Rinv[k, j]
-            d = R[i, i]
-            if d == 0.0:
-                return False
-            Rinv[i, j] = acc / d
-            nr += R[i, j] * R[i, j]
-            ni += Rinv[i, j] * Rinv[i, j]
-    if not np.sqrt(nr * ni) < _QR_COND_MAX:  # also catches inf / nan
+    if not _r_inverse(R, p, Rinv):
         return False
     for i in range(p):
         acc = 0.0
@@ -171,65 +177,29 @@ def _qr_solve(A: np.ndarray, yg: np.ndarray, beta: np.ndarray) -> bool:
 def _min_norm_wide(Xt: np.ndarray, yg: np.ndarray, beta: np.ndarray) -> bool:
     """Minimum-norm solution of ``X beta = y`` for a group with fewer rows than columns.
 
-    ``Xt`` is the group's ``X`` transposed (p x n_g, n_g < p, dropped columns zero). With the
-    Householder factorisation ``Xt = Q R`` (reflectors kept), ``beta = X^T (X X^T)^-1 y =
-    Q R^-T y``. Fills ``beta`` and returns True when ``R`` is non-singular with Frobenius
-    condition number below :data:`_QR_COND_MAX`; False (``beta`` undefined) otherwise.
+    ``Xt`` is the group's ``X`` transposed (p x n_g, n_g < p, dropped columns zero). With
+    ``Xt = Q R`` (:func:`householder_qr`), ``X X^T = R^T R`` and ``beta = X^T (X X^T)^-1 y =
+    Xt R^-1 R^-T y``. Fills ``beta`` and returns True when :func:`_r_inverse` accepts ``R``;
+    False (``beta`` undefined) otherwise.
     """
     p, k = Xt.shape
-    B = Xt.copy()
-    V = np.zeros((p, k))
-    tau = np.zeros(k)
-    for j in range(k):
-        nrm = 0.0
-        for r in range(j, p):
-            nrm += B[r, j] * B[r, j]
-        nrm = np.sqrt(nrm)
-        if nrm == 0.0:
-            return False
-        alpha = -nrm if B[j, j] >= 0.0 else nrm
-        vn2 = 0.0
-        for r in range(j, p):
-            V[r, j] = B[r, j]
-        V[j, j] -= alpha
-        for r in range(j, p):
-            vn2 += V[r, j] * V[r, j]
-        tau[j] = 2.0 / vn2
-        for c in range(j + 1, k):
-            dot = 0.0
-            for r in range(j, p):
-                dot += V[r, j] * B[r, c]
-            f = tau[j] * dot
-            for r in range(j, p):
-                B[r, c] -= f * V[r, j]
-        B[j, j] = alpha
+    R = Xt.copy()
+    householder_qr(R, np.zeros(p))
     Rinv = np.zeros((k, k))
-    nr = 0.0
-    ni = 0.0
-    for j in range(k):
-        for i in range(j, -1, -1):
-            acc = 1.0 if i == j else 0.0
-            for c in range(i + 1, j + 1):
-                acc -= B[i, c] * Rinv[c, j]
-            Rinv[i, j] = acc / B[i, i]
-            nr += B[i, j] * B[i, j]
-            ni += Rinv[i, j] * Rinv[i, j]
-    if not np.sqrt(nr * ni) < _QR_COND_MAX:
+    if not _r_inverse(R, k, Rinv):
         return False
-    for i in range(p):
-        beta[i] = 0.0
-    for i in range(k):                      # z = R^-T y in the first k entries
-        acc = 0.0
+    w = np.zeros(k)
+    for i in range(k):                      # w = R^-1 (R^-T y)
+        z = 0.0
         for j in range(i + 1):
-            acc += Rinv[j, i] * yg[j]
-        beta[i] = acc
-    for j in range(k - 1, -1, -1):          # beta = Q z = H_0 ... H_{k-1} z
-        dot = 0.0
-        for r in range(j, p):
-            dot += V[r, j] * beta[r]
-        f = tau[j] * dot
-        for r in range(j, p):
-            beta[r] -= f * V[r, j]
+            z += Rinv[j, i] * yg[j]
+        for r in range(i + 1):
+            w[r] += Rinv[r, i] * z
+    for j in range(p):
+        acc = 0.0
+        for i in range(k):
+            acc += Xt[j, i] * w[i]
+        beta[j] = acc
     return True
 
 
