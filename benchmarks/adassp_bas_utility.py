@@ -2,7 +2,8 @@
 
 Median test R^2 over 10 random 90/10 splits at (eps = ln 3, delta = 1e-5) for
 ``adassp`` (bounds="auto"), ``bas`` (variant="scaled", bounds="auto"), ``bas[quantile]``
-(the same with bounds from dpstats.bounds.private_bounds) and ``bas[paper]`` (rows clipped to
+(the same with bounds from dpstats.mechanisms.bounds.private_bounds) and ``bas[paper]`` (rows
+clipped to
 norm 1, raw labels, as the reference code), beside the reference BAS figure of ANCHORS.md. The
 estimators are called directly on the design of ``label ~ .`` (intercept column 0), without
 selection.
@@ -34,10 +35,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpstats.accountant import Ledger
 from dpstats.estimators import get_estimator
 from dpstats.estimators.adassp import clip_rows
-from dpstats.formula import build_design, response_for_new_data
+from dpstats.formula.design import build_design, response_for_new_data
+from dpstats.mechanisms.accountant import Ledger
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "regression"
 OUT = Path(__file__).resolve().parent / "results"

@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
-from dpstats.formula import build_design, response_for_new_data
-from dpstats.glm_api import dp_glm
+from dpstats.api.glm import dp_glm
+from dpstats.formula.design import build_design, response_for_new_data
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "classification"
 OUT = Path(__file__).resolve().parent / "results"

@@ -1,6 +1,6 @@
 """Test R^2 of the private linear methods against eps on the bundled regression data.
 
-Uses :func:`dpstats.experiments.run` (seeded 90/10 splits; a failed release counts as -inf) and
+Uses :func:`dpstats.lab.experiments.run` (seeded 90/10 splits; a failed release counts as -inf) and
 the plot helpers. Prints the summary table and writes
 ``benchmarks/results/methods_vs_eps.csv`` plus two PNGs (utility vs eps, box plots at eps=1).
 
@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 
 import dpstats as dp  # noqa: E402
-from dpstats import plotting  # noqa: E402
+from dpstats.results import plot as plotting
 
 OUT = Path(__file__).resolve().parent / "results"
 CONFIGS = {
@@ -41,10 +41,11 @@ def main() -> None:
     args = ap.parse_args()
     trials, eps = (2, [0.3, 3.0]) if args.quick else (args.trials, EPS)
     t0 = time.perf_counter()
-    df = dp.experiments.run(CONFIGS, args.datasets.split(","), trials=trials, eps=eps, seed=2024)
+    df = dp.lab.experiments.run(CONFIGS, args.datasets.split(","), trials=trials, eps=eps,
+                                seed=2024)
     OUT.mkdir(exist_ok=True)
     df.to_csv(OUT / "methods_vs_eps.csv", index=False)
-    table = dp.experiments.summarise(df)
+    table = dp.lab.experiments.summarise(df)
     with pd.option_context("display.width", 140, "display.max_rows", 500):
         print(table.drop(columns=["metric"]).round(3).to_string(index=False))
     plotting.utility_vs_eps(df).savefig(OUT / "methods_vs_eps.png", dpi=100)

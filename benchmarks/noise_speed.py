@@ -4,7 +4,7 @@ Three tables, saved under ``benchmarks/results/``:
 
 1. ``noise_speed_samplers.csv``: samples per second of ``grid_gaussian`` and ``grid_laplace``
    (exact discrete noise on a grid) with a seeded numpy generator and with the default
-   :class:`~dpstats._secure_rng.SecureGenerator`, beside numpy's float ``normal``.
+   :class:`~dpstats.mechanisms.rng.SecureGenerator`, beside numpy's float ``normal``.
 2. ``noise_speed_generators.csv``: the generator calls the package makes on large inputs
    (permutation and group labels of 1e6 rows, uniforms), numpy PCG64DXSM vs SecureGenerator.
 3. ``noise_speed_fits.csv``: ``dp_lm`` on diamonds.csv (53,940 rows) with ``random_state=None``
@@ -36,8 +36,8 @@ DATA = next((p / "shared" / "data" / "regression" / "diamonds.csv" for p in ROOT
 OUT = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
-from dpstats import _noise  # noqa: E402
-from dpstats._secure_rng import SecureGenerator  # noqa: E402
+from dpstats.mechanisms import noise as _noise  # noqa: E402
+from dpstats.mechanisms.rng import SecureGenerator  # noqa: E402
 
 
 def best_rate(fn, n: int, repeats: int) -> float:

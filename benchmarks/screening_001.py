@@ -44,7 +44,6 @@ import numpy as np
 import pandas as pd
 
 from dpstats._kernels.frank_wolfe import loss_gradient
-from dpstats.accountant import Ledger
 from dpstats.estimators.fw import (
     estimate,
     frank_wolfe,
@@ -61,6 +60,7 @@ from dpstats.estimators.screening import (
     screen_plan,
 )
 from dpstats.mechanisms import exponential, gaussian
+from dpstats.mechanisms.accountant import Ledger
 
 EPS1 = EPS2 = 2.5
 DELTA1 = DELTA2 = 1 / 6000

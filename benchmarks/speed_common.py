@@ -122,8 +122,8 @@ def stage_times(out: dict):
     """Accumulate into ``out`` the wall seconds of each stage of ``dp_lm`` (patched calls)."""
     import dpstats._kernels.kendall_ranks as kr
     import dpstats._kernels.lasso as lasso
-    import dpstats.api as api
-    import dpstats.estimators.tukey as tukey
+    import dpstats.api.lm as api
+    import dpstats.estimators.tukey.linear as tukey
     targets = [(api, "build_design", "design"), (api, "private_count", "private n"),
                (api, "run_selection", "selection"), (api, "choose_m", "choose m"),
                (kr, "permuted_ranks", "  kendall: ranks"),

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent
 RAW = ROOT / "raw"
 OUT = ROOT.parent / "dpstats" / "datasets"
 sys.path.insert(0, str(ROOT.parent))
-from dpstats.datasets._catalog import CATALOG  # noqa: E402
+from dpstats.datasets._catalog import CATALOG
 
 
 def _write(df: pd.DataFrame, name: str) -> None:

@@ -14,24 +14,25 @@ from __future__ import annotations
 
 import importlib
 
-from .accountant import Budget, Charge, Ledger
-from .errors import (
-    BudgetExceededError,
-    DPStatsError,
-    NotPrivateWarning,
-    PrivacyLeakWarning,
-)
+from .errors import BudgetExceededError, DPStatsError, NotPrivateWarning, PrivacyLeakWarning
+from .mechanisms.accountant import Budget, Charge, Ledger
 
 __version__ = "0.1.0"
 
-_LAZY = {"dp_lm": ("api", "dp_lm"), "select": ("selection_api", "select"),
-         "dp_glm": ("glm_api", "dp_glm"), "DPGLMResult": ("glm_result", "DPGLMResult"),
-         "DPLMResult": ("results", "DPLMResult")}
-_SUBMODULES = {"datasets", "mechanisms", "ptr", "accountant", "errors", "results", "summary",
-               "estimators", "formula", "depth", "selection", "bounds", "experiments",
-               "plotting"}
+#: Public names loaded on first use: name -> (module, attribute).
+_LAZY = {"dp_lm": ("api.lm", "dp_lm"), "select": ("api.select", "select"),
+         "dp_glm": ("api.glm", "dp_glm"), "DPGLMResult": ("results.glm", "DPGLMResult"),
+         "DPLMResult": ("results.lm", "DPLMResult"), "SelectionResult":
+         ("results.selection", "SelectionResult")}
+#: Subpackages, loaded on first use (``dp.mechanisms.laplace``, ``dp.lab.experiments.run``);
+#: ``dp.ptr`` is the PTR module of :mod:`dpstats.mechanisms`, kept at the top for the contract.
+_SUBMODULES = {"datasets": "datasets", "mechanisms": "mechanisms", "ptr": "mechanisms.ptr",
+               "errors": "errors", "api": "api", "pipeline": "pipeline", "formula": "formula",
+               "selection": "selection", "estimators": "estimators", "results": "results",
+               "lab": "lab", "validation": "validation"}
 
-__all__ = ["dp_lm", "dp_glm", "select", "DPLMResult", "DPGLMResult", "Budget", "Charge", "Ledger",
+__all__ = ["dp_lm", "dp_glm", "select", "DPLMResult", "DPGLMResult", "SelectionResult", "Budget",
+           "Charge", "Ledger",
            "DPStatsError", "BudgetExceededError", "PrivacyLeakWarning", "NotPrivateWarning",
            "datasets", "mechanisms", "ptr", "__version__"]
 
@@ -41,7 +42,7 @@ def __getattr__(name: str):
         mod, attr = _LAZY[name]
         value = getattr(importlib.import_module(f".{mod}", __name__), attr)
     elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
+        value = importlib.import_module(f".{_SUBMODULES[name]}", __name__)
     else:
         raise AttributeError(f"module 'dpstats' has no attribute {name!r}")
     globals()[name] = value

@@ -10,15 +10,9 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
-from ._secure_rng import SecureGenerator
 from .errors import PrivacyParameterError, UnknownMethodError, ValidationError
 
-__all__ = ["check_eps", "check_delta", "check_k", "check_choice", "as_rng", "RandomState",
-           "MAX_EPS", "check_unit"]
-
-RandomState = int | np.random.Generator | np.random.SeedSequence | None
+__all__ = ["check_eps", "check_delta", "check_k", "check_choice", "MAX_EPS", "check_unit"]
 
 #: Largest eps accepted. Far beyond any meaningful privacy (e**1e12), yet below where the noise
 #: grids lose float64 range (about 1e300); the non-private baseline is ``method="ols"``.
@@ -82,34 +76,6 @@ def check_choice(value: object, choices: tuple, name: str) -> object:
         shown = ", ".join(repr(c) for c in choices)
         raise UnknownMethodError(f"{name}={value!r} is not known; choose one of {shown}")
     return value
-
-
-def as_rng(random_state: RandomState) -> tuple[np.random.Generator, bool]:
-    """Return ``(generator, seeded)``.
-
-    ``None`` gives a :class:`~dpstats._secure_rng.SecureGenerator`, which draws every value from
-    the operating system's cryptographically strong generator (``seeded=False``; a
-    ``SecureGenerator`` passed in is used as is). An int, a ``SeedSequence`` or a ``Generator``
-    gives a reproducible numpy stream (``seeded=True``), which results label as "not fit for
-    release".
-
-    >>> as_rng(None)
-    (SecureGenerator(os.urandom), False)
-    """
-    if random_state is None:
-        return SecureGenerator(), False
-    if isinstance(random_state, SecureGenerator):
-        return random_state, False
-    if isinstance(random_state, np.random.Generator):
-        return random_state, True
-    if isinstance(random_state, np.random.SeedSequence):
-        return np.random.Generator(np.random.PCG64DXSM(random_state)), True
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
-            and int(random_state) >= 0:
-        return np.random.Generator(np.random.PCG64DXSM(int(random_state))), True
-    raise ValidationError(
-        "random_state must be None (the OS's cryptographic generator, for real releases), a "
-        f"non-negative int, a numpy SeedSequence or Generator; got {random_state!r}")
 
 
 def check_unit(value, name: str, lo: float, hi: float, *, closed: bool = False) -> float:

@@ -1,4 +1,5 @@
-"""Tests for dpstats.accountant: charges, ledgers, shared budgets, splits, composition."""
+"""Tests for dpstats.mechanisms.accountant: charges, ledgers, shared budgets, splits,
+composition."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from dpstats.accountant import Budget, Charge, Ledger, advanced_composition, split_budget
 from dpstats.errors import BudgetExceededError, DPStatsError, PrivacyParameterError
+from dpstats.mechanisms.accountant import Budget, Charge, Ledger, advanced_composition, split_budget
 
 # --------------------------------------------------------------------------------------------
 # Ledger

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from dpstats import _noise
-from dpstats.accountant import Ledger
-from dpstats.bounds import parse_bounds
 from dpstats.errors import ValidationError
 from dpstats.estimators import adassp, get_estimator
+from dpstats.mechanisms import noise as _noise
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.additive import analytic_gaussian_sigma
+from dpstats.mechanisms.bounds import parse_bounds
 from dpstats.mechanisms.gdp import log_histograms
 
 

@@ -26,7 +26,6 @@ import pandas as pd
 import pytest
 
 import dpstats as dp
-from dpstats.choose_m import MAX_MODELS
 from dpstats.errors import (
     BudgetExceededError,
     DataError,
@@ -39,6 +38,7 @@ from dpstats.errors import (
     ValidationError,
 )
 from dpstats.estimators import METHODS
+from dpstats.estimators.tukey.choose_m import MAX_MODELS
 from dpstats.validation import MAX_EPS
 
 PLANT = 987654.321

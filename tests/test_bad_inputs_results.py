@@ -254,7 +254,7 @@ def test_integer_columns_cannot_wrap_around(quiet):
     data["y"] = rng.normal(size=n)
     fit = dp.dp_lm("y ~ I(i8 * 100) + I(u8 - 10) + I(big * 4)", data, eps=1.0,
                    method="ols")
-    X = dp.formula.design_for_new_data(fit.spec, data)
+    X = dp.formula.design.design_for_new_data(fit.spec, data)
     exact = np.column_stack([np.ones(n), data.i8.astype(float) * 100,
                              data.u8.astype(float) - 10, data.big.astype(float) * 4])
     np.testing.assert_allclose(X, exact)

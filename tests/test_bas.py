@@ -10,11 +10,11 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from dpstats import _noise
-from dpstats.accountant import Ledger
 from dpstats.errors import BudgetExceededError, ValidationError
 from dpstats.estimators import bas, get_estimator
 from dpstats.mechanisms import gdp
+from dpstats.mechanisms import noise as _noise
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.gdp import GaussianGDP, gdp_delta, gdp_mu
 
 EPSILONS = [0.05, 0.5, math.log(3), 3.0, 10.0, 30.0]

@@ -1,4 +1,5 @@
-"""Tests for dpstats.bounds: the public grid, private quantiles, private and public bounds."""
+"""Tests for dpstats.mechanisms.bounds: the public grid, private quantiles, private and public
+bounds."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import time
 import numpy as np
 import pytest
 
-from dpstats.accountant import Ledger
-from dpstats.bounds import (
+from dpstats.errors import DPStatsError, ValidationError
+from dpstats.mechanisms.accountant import Ledger
+from dpstats.mechanisms.bounds import (
     GRID,
     parse_bounds,
     private_bounds,
@@ -16,7 +18,6 @@ from dpstats.bounds import (
     quantile_utility,
     to_unit,
 )
-from dpstats.errors import DPStatsError, ValidationError
 
 HUGE = 1e7
 

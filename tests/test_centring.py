@@ -15,11 +15,11 @@ import pytest
 
 import dpstats as dp
 from dpstats._kernels.tukey import group_ols, group_ols_reference
-from dpstats.accountant import Ledger
 from dpstats.errors import PrivacyParameterError, ValidationError
-from dpstats.estimators._centre import CENTRE_SHARE, private_centre
-from dpstats.estimators.tukey import MIN_MODELS, estimate, jitter_sort
+from dpstats.estimators.tukey.centre import CENTRE_SHARE, private_centre
+from dpstats.estimators.tukey.linear import MIN_MODELS, estimate, jitter_sort
 from dpstats.mechanisms import private_centre_value
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.centre import centre_grid
 
 HUGE = 1e6
@@ -158,7 +158,7 @@ def test_public_centre_equals_fitting_centred_data_and_mapping_back(seed):
 def test_centre_reparametrises_each_raw_group_fit_at_c(monkeypatch):
     # even with rank-deficient groups (2 rows on average, p = 3) the models handed to the depth
     # computation are the raw fits with intercept + c . slopes, and nothing else changes
-    import dpstats.estimators.tukey as tukey
+    import dpstats.estimators.tukey.linear as tukey
     seen = []
 
     def spy(models, rng):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpstats.depth import (
+from dpstats._kernels.depth import (
     approx_tukey_depth,
     log_depth_volumes,
     log_exact_volumes,

@@ -7,15 +7,10 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from dpstats.accountant import Ledger
 from dpstats.errors import ValidationError
 from dpstats.estimators import METHODS, get_estimator
-from dpstats.estimators.dpgd import (
-    DEFAULT_EPOCHS,
-    _gradient_sum,
-    check_options,
-    estimate,
-)
+from dpstats.estimators.dpgd import DEFAULT_EPOCHS, _gradient_sum, check_options, estimate
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.gdp import gdp_delta, gdp_mu
 
 

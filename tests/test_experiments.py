@@ -1,4 +1,4 @@
-"""Tests for dpstats.experiments: seeded splits, tidy results, failures as -inf, validation."""
+"""Tests for dpstats.lab.experiments: seeded splits, tidy results, failures as -inf, validation."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import dpstats as dp
-from dpstats import experiments as ex
 from dpstats.errors import FormulaError, ValidationError
+from dpstats.lab import experiments as ex
 
 HOUSES = dp.datasets.load("california").head(4000)
 DATA = {"houses": (HOUSES, "median_house_value ~ median_income + housing_median_age")}

@@ -1,4 +1,5 @@
-"""Tests for dpstats.formula: formula -> design matrix, privacy guards, prediction designs."""
+"""Tests for dpstats.formula.design: formula -> design matrix, privacy guards,
+prediction designs."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dpstats.errors import (
     PrivacyLeakWarning,
     StatefulTransformError,
 )
-from dpstats.formula import build_design, design_for_new_data
+from dpstats.formula.design import build_design, design_for_new_data
 
 SECRET = 987654.321
 

@@ -1,4 +1,4 @@
-"""Tests for dpstats.formula on new data: prediction designs and scoring responses."""
+"""Tests for dpstats.formula.design on new data: prediction designs and scoring responses."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpstats.errors import DataError, PredictionError, PrivacyLeakWarning
-from dpstats.formula import Design, build_design, design_for_new_data, response_for_new_data
+from dpstats.formula.design import Design, build_design, design_for_new_data, response_for_new_data
 
 
 # ----------------------------------------------------------------------------- new data

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from dpstats._kernels import frank_wolfe as K
-from dpstats.accountant import Ledger, advanced_composition
 from dpstats.errors import ValidationError
 from dpstats.estimators.fw import estimate, frank_wolfe, fw_iteration_eps, score_sensitivity
 from dpstats.estimators.screening import (
@@ -22,6 +21,7 @@ from dpstats.estimators.screening import (
     screen_plan,
 )
 from dpstats.mechanisms import analytic_gaussian_sigma
+from dpstats.mechanisms.accountant import Ledger, advanced_composition
 
 
 def _unit_data(n, d, seed, loss="squared", coef=(0.6, -0.3, 0.0, 0.0)):

@@ -11,16 +11,11 @@ import statsmodels.api as sm
 
 import dpstats as dp
 from dpstats._kernels.logistic import group_logistic, group_logistic_reference
-from dpstats.errors import (
-    DataError,
-    PredictionError,
-    UnknownMethodError,
-    ValidationError,
-)
-from dpstats.estimators.tukey_glm import choose_m_glm
-from dpstats.estimators.tukey_glm import estimate as tukey_glm
-from dpstats.glm_api import _indicator_bounds, dp_glm
-from dpstats.glm_result import DPGLMResult
+from dpstats.api.glm import _indicator_bounds, dp_glm
+from dpstats.errors import DataError, PredictionError, UnknownMethodError, ValidationError
+from dpstats.estimators.tukey.glm import choose_m_glm
+from dpstats.estimators.tukey.glm import estimate as tukey_glm
+from dpstats.results.glm import DPGLMResult
 
 HAS_FW = importlib.util.find_spec("dpstats.estimators.fw") is not None
 needs_fw = pytest.mark.skipif(not HAS_FW, reason="dpstats.estimators.fw is not available")
@@ -248,7 +243,7 @@ def test_budget_too_small_is_refused_before_the_data(frame):
 
 # -- helpers ------------------------------------------------------------------------------------
 def test_indicator_bounds_come_from_the_coding_not_the_data(mixed):
-    from dpstats.formula import build_design
+    from dpstats.formula.design import build_design
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = build_design("y ~ x + h + C(g, contr.sum) + h:x", mixed)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from dpstats._kernels.jacobi_svd import householder_qr, jacobi_svd, jacobi_svd_reference
+from dpstats._kernels.runtime import _openblas_controls, single_threaded_blas
 from dpstats._kernels.tukey import JACOBI_MAX_COLS, group_ols, group_ols_reference
-from dpstats._threads import _openblas_controls, single_threaded_blas
 
 
 def _matrix(n, p, rank, seed):
@@ -84,7 +84,7 @@ def test_single_threaded_blas_restores_thread_counts():
 def test_kernel_threads_runs_small_inputs_on_one_thread_and_restores():
     import numba
 
-    from dpstats._threads import PARALLEL_MIN_WORK, kernel_threads
+    from dpstats._kernels.runtime import PARALLEL_MIN_WORK, kernel_threads
     before = numba.get_num_threads()
     with kernel_threads(PARALLEL_MIN_WORK - 1):
         assert numba.get_num_threads() == 1

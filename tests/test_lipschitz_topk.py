@@ -18,8 +18,8 @@ import pytest
 from numpy.polynomial import polynomial as P
 from scipy import integrate, stats
 
-from dpstats.accountant import Ledger
 from dpstats.mechanisms import lipschitz_topk
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.lipschitz import _class_max_noise
 
 SCORES = np.array([0.0, 0.5, 1.3, 2.0, 3.1, 4.0])   # d = 6, spread over a few units
@@ -227,7 +227,7 @@ def test_k_equals_d_and_reproducible():
 
 
 def test_uniform_subset_is_uniform():
-    from dpstats._noise import uniform_subset
+    from dpstats.mechanisms.noise import uniform_subset
     rng = np.random.default_rng(13)
     subsets = list(itertools.combinations(range(6), 3))
     draws = [uniform_subset(6, 3, rng) for _ in range(60_000)]

@@ -12,15 +12,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats import _noise
-from dpstats.accountant import Ledger
 from dpstats.errors import PrivacyParameterError
-from dpstats.mechanisms import (
-    analytic_gaussian_sigma,
-    gaussian,
-    laplace,
-    private_count,
-)
+from dpstats.mechanisms import analytic_gaussian_sigma, gaussian, laplace, private_count
+from dpstats.mechanisms import noise as _noise
+from dpstats.mechanisms.accountant import Ledger
 
 # --------------------------------------------------------------------------------------------
 # helpers

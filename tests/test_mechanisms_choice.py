@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats.accountant import Ledger
 from dpstats.errors import PrivacyParameterError
 from dpstats.mechanisms import exponential, peel_topk
+from dpstats.mechanisms.accountant import Ledger
 
 
 def softmax(x) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Tests for dpstats._noise: the power-of-two grids, grid Laplace and grid Gaussian."""
+"""Tests for dpstats.mechanisms.noise: the power-of-two grids, grid Laplace and grid Gaussian."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats import _noise
+from dpstats.mechanisms import noise as _noise
 
 
 def on_grid(x, g: float) -> bool:

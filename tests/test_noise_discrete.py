@@ -1,4 +1,4 @@
-"""Tests for dpstats._noise_discrete: exact uniforms, coins, discrete Laplace and Gaussian."""
+"""Tests for dpstats.mechanisms.discrete: exact uniforms, coins, discrete Laplace and Gaussian."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats import _noise_discrete as nd
-from dpstats._secure_rng import SecureGenerator
+from dpstats.mechanisms import discrete as nd
+from dpstats.mechanisms.rng import SecureGenerator
 
 # --------------------------------------------------------------------------------------------
 # helpers

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from dpstats import _noise
+from dpstats.mechanisms import noise as _noise
 
 TWO53 = 2.0**53
 

@@ -3,8 +3,8 @@ overdrawn (so the ledger never understates what was released)."""
 
 import pytest
 
-from dpstats.accountant import Ledger
 from dpstats.errors import BudgetExceededError
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.plan import ReleasePlan, forfeit
 
 

@@ -1,4 +1,4 @@
-"""Tests for dpstats.plotting: what each plot draws (released values only) and its errors."""
+"""Tests for dpstats.results.plot: what each plot draws (released values only) and its errors."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from dpstats import plotting  # noqa: E402
-from dpstats.accountant import Charge  # noqa: E402
 from dpstats.errors import ValidationError  # noqa: E402
-from dpstats.glm_result import DPGLMResult  # noqa: E402
-from dpstats.results import DPLMResult, FitSpec, PTRReport, SelectionReport  # noqa: E402
+from dpstats.lab import plots  # noqa: E402
+from dpstats.mechanisms.accountant import Charge  # noqa: E402
+from dpstats.mechanisms.ptr import PTRReport  # noqa: E402
+from dpstats.results import plot as plotting  # noqa: E402
+from dpstats.results.glm import DPGLMResult  # noqa: E402
+from dpstats.results.lm import DPLMResult, FitSpec, SelectionReport  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -141,7 +143,7 @@ def experiment_frame():
 
 
 def test_boxplot_clips_failures_and_counts_them():
-    fig = plotting.r2_boxplot(experiment_frame(), eps=0.5)
+    fig = plots.r2_boxplot(experiment_frame(), eps=0.5)
     a1, a2 = fig.axes
     assert a1.get_title() == "d1 (eps=0.5)"
     assert [t.get_text() for t in a1.get_xticklabels()] == ["tukey", "ols\n(not private)"]
@@ -155,18 +157,18 @@ def test_boxplot_clips_failures_and_counts_them():
 def test_boxplot_needs_one_eps_and_one_panel_for_ax():
     df = experiment_frame()
     with pytest.raises(ValidationError, match="several eps"):
-        plotting.r2_boxplot(df)
+        plots.r2_boxplot(df)
     _, ax = plt.subplots()
     with pytest.raises(ValidationError, match="one data set"):
-        plotting.r2_boxplot(df, eps=2.0, ax=ax)
-    fig = plotting.r2_boxplot(df[df["dataset"] == "d2"], eps=2.0, ax=ax)
+        plots.r2_boxplot(df, eps=2.0, ax=ax)
+    fig = plots.r2_boxplot(df[df["dataset"] == "d2"], eps=2.0, ax=ax)
     assert fig is ax.figure and "drawn at" in ax.get_ylabel()     # ols -3.0 clipped
     with pytest.raises(ValidationError, match="no rows with eps"):
-        plotting.r2_boxplot(df, eps=7.0)
+        plots.r2_boxplot(df, eps=7.0)
 
 
 def test_utility_vs_eps_medians_and_hollow_failures():
-    fig = plotting.utility_vs_eps(experiment_frame())
+    fig = plots.utility_vs_eps(experiment_frame())
     a1 = fig.axes[0]
     lines = {ln.get_label(): ln for ln in a1.get_lines() if not ln.get_label().startswith("_")}
     assert set(lines) == {"tukey", "ols (not private)"}
@@ -183,13 +185,13 @@ def test_metric_must_be_chosen_when_mixed():
     df = experiment_frame()
     df.loc[df["method"] == "ols", "metric"] = "accuracy"
     with pytest.raises(ValidationError, match="several metrics"):
-        plotting.utility_vs_eps(df)
-    fig = plotting.utility_vs_eps(df, metric="accuracy")
+        plots.utility_vs_eps(df)
+    fig = plots.utility_vs_eps(df, metric="accuracy")
     assert fig.axes[0].get_ylabel().startswith("median test accuracy")
     with pytest.raises(ValidationError, match="not in df"):
-        plotting.utility_vs_eps(df, metric="mae")
+        plots.utility_vs_eps(df, metric="mae")
     with pytest.raises(ValidationError, match="experiments.run"):
-        plotting.r2_boxplot(pd.DataFrame({"x": [1]}))
+        plots.r2_boxplot(pd.DataFrame({"x": [1]}))
 
 
 def test_missing_matplotlib_gives_install_hint(monkeypatch):

@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from dpstats import _noise
-from dpstats.accountant import Ledger
-from dpstats.depth import log_depth_volumes, log_exact_volumes
-from dpstats.ptr import distance_to_unsafety, ptr_check, ptr_parameters, ptr_threshold
+from dpstats._kernels.depth import log_depth_volumes, log_exact_volumes
+from dpstats.mechanisms import noise as _noise
+from dpstats.mechanisms.accountant import Ledger
+from dpstats.mechanisms.ptr import distance_to_unsafety, ptr_check, ptr_parameters, ptr_threshold
 
 
 def _S(models):

@@ -12,8 +12,7 @@ from scipy import stats
 
 import dpstats
 from dpstats._kernels.shuffle import fisher_yates, fisher_yates_reference
-from dpstats._secure_rng import SecureGenerator
-from dpstats.validation import as_rng
+from dpstats.mechanisms.rng import SecureGenerator, as_rng
 
 
 @pytest.fixture
@@ -35,7 +34,7 @@ def test_default_randomness_is_the_secure_generator():
 
 def test_draws_come_from_os_urandom(monkeypatch, rng):
     """Every draw reads os.urandom: with a fake constant source the output is constant."""
-    import dpstats._secure_rng as mod
+    import dpstats.mechanisms.rng as mod
     monkeypatch.setattr(mod.os, "urandom", lambda k: b"\x00" * k)
     assert rng.random() == 0.0
     assert rng.integers(3, 9) == 3

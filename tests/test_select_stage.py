@@ -1,4 +1,4 @@
-"""The selection stage: which selector runs (dpstats._select_stage), and dp_lm with select=:
+"""The selection stage: which selector runs (dpstats.pipeline.select), and dp_lm with select=:
 selected terms, zeros for the rest, budget split and accounting, skipped selection, validation."""
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ import pandas as pd
 import pytest
 
 import dpstats as dp
-from dpstats._select_stage import (
+from dpstats.api.lm import DEFAULT_SPLIT
+from dpstats.errors import DPStatsError, UnknownMethodError, ValidationError
+from dpstats.mechanisms.accountant import Ledger
+from dpstats.pipeline.select import (
     AUTO_SNR,
     SELECT_CHOICES,
     auto_selector,
@@ -21,9 +24,6 @@ from dpstats._select_stage import (
     resolve_selector,
     run_selection,
 )
-from dpstats.accountant import Ledger
-from dpstats.api import DEFAULT_SPLIT
-from dpstats.errors import DPStatsError, UnknownMethodError, ValidationError
 from dpstats.selection import SELECTORS
 
 TRUE = ["x2", "x7", "x10"]          # in order of decreasing strength

@@ -17,8 +17,8 @@ from dpstats._kernels.kendall import (
     stable_ranks,
     stable_ranks_reference,
 )
-from dpstats.accountant import Ledger
 from dpstats.errors import DPStatsError, PrivacyParameterError, ValidationError
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.selection import Selection, get_selector
 from dpstats.selection.kendall import SENS_FIRST, SENS_LATER, select, tie_free_ranks
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpstats.accountant import Ledger
-from dpstats.bounds import parse_bounds, private_bounds
 from dpstats.errors import DPStatsError, ValidationError
+from dpstats.mechanisms.accountant import Ledger
+from dpstats.mechanisms.bounds import parse_bounds, private_bounds
 from dpstats.selection import Selection, get_selector
 from dpstats.selection.sis import select, sis_scores
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from dpstats._kernels.lasso import lasso_topk_support, support_votes
-from dpstats.accountant import Ledger
 from dpstats.errors import DPStatsError, PrivacyParameterError, ValidationError
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.selection import Selection, get_selector
 from dpstats.selection.sublasso import n_groups, select
 

@@ -1,4 +1,4 @@
-"""Tests for dpstats.summary: facts, tables, text and HTML rendering of a fit."""
+"""Tests for dpstats.results.summary: facts, tables, text and HTML rendering of a fit."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dpstats.accountant import Charge
-from dpstats.results import DPLMResult, FitSpec, PTRReport, SelectionReport
-from dpstats.summary import WIDTH, Summary, format_number
+from dpstats.mechanisms.accountant import Charge
+from dpstats.mechanisms.ptr import PTRReport
+from dpstats.results.lm import DPLMResult, FitSpec, SelectionReport
+from dpstats.results.summary import WIDTH, Summary, format_number
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "summary_tukey.txt"
 NAN3 = [math.nan] * 3

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats.accountant import Ledger
-from dpstats.depth import approx_tukey_depth, log_depth_volumes, log_exact_volumes
-from dpstats.estimators.tukey import estimate, fit_models, jitter_sort
+from dpstats._kernels.depth import approx_tukey_depth, log_depth_volumes, log_exact_volumes
+from dpstats.estimators.tukey.linear import estimate, fit_models, jitter_sort
+from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.tukey_em import restricted_tukey_em, sample_point_with_depth
 
 

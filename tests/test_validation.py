@@ -7,13 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from dpstats.errors import (
-    DPStatsError,
-    PrivacyParameterError,
-    UnknownMethodError,
-    ValidationError,
-)
-from dpstats.validation import as_rng, check_choice, check_delta, check_eps, check_k
+from dpstats.errors import DPStatsError, PrivacyParameterError, UnknownMethodError, ValidationError
+from dpstats.mechanisms.rng import as_rng
+from dpstats.validation import check_choice, check_delta, check_eps, check_k
 
 BAD_EPS = [0, 0.0, -1, -1e-300, math.nan, math.inf, -math.inf, "1", None, True, False,
            [1.0], 1 + 0j]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from .._threads import kernel_threads
+from .runtime import kernel_threads
 
 __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 

@@ -17,9 +17,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._finite import all_finite
-from .._threads import kernel_threads
 from .lasso_path import homotopy_at_grid
+from .runtime import all_finite, kernel_threads
 
 __all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
            "lasso_topk_support_reference", "support_votes"]

@@ -1,6 +1,6 @@
 """Numba kernel: one lightly ridge-regularised logistic regression per group of rows.
 
-Used by the Tukey mechanism for GLMs (:mod:`dpstats.estimators.tukey_glm`), which needs one
+Used by the Tukey mechanism for GLMs (:mod:`dpstats.estimators.tukey.glm`), which needs one
 model per random group, for all groups at once (a Python loop over thousands of groups would
 dominate the fit). Pure and deterministic: no randomness, no privacy logic. The plain-numpy
 reference :func:`group_logistic_reference` runs the same algorithm and is used by the tests.

@@ -2,7 +2,7 @@
 
 Pure and deterministic: the caller draws the swap positions (``j[k]`` uniform on ``0..n-1-k``)
 and this kernel only applies them, so the permutation is uniform exactly when the positions are.
-Used by :meth:`dpstats._secure_rng.SecureGenerator.permutation`.
+Used by :meth:`dpstats.mechanisms.rng.SecureGenerator.permutation`.
 """
 
 from __future__ import annotations

@@ -317,10 +317,10 @@ def group_ols(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> np.nd
     Groups with at most :data:`JACOBI_MAX_COLS` columns are solved by Householder QR and a
     one-sided Jacobi SVD written in numba (no LAPACK call: two to five times faster on k + 1
     columns); wider ones call LAPACK's SVD with OpenBLAS held to one thread
-    (:func:`~dpstats._threads.single_threaded_blas`); small inputs run on one thread
-    (:func:`~dpstats._threads.kernel_threads`).
+    (:func:`~dpstats._kernels.runtime.single_threaded_blas`); small inputs run on one thread
+    (:func:`~dpstats._kernels.runtime.kernel_threads`).
     """
-    from .._threads import kernel_threads, single_threaded_blas
+    from .runtime import kernel_threads, single_threaded_blas
     with kernel_threads(X.size):
         if X.shape[1] <= JACOBI_MAX_COLS:
             return _group_ols_kernel(X, y, labels, m)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..results import PTRReport
+from ..mechanisms.ptr import PTRReport
 
 __all__ = ["Estimate", "get_estimator", "PRIVATE_METHODS", "METHODS"]
 
@@ -67,7 +67,7 @@ def get_estimator(name: str):
     """Return the ``estimate`` function registered under ``name``.
 
     >>> get_estimator("tukey").__module__
-    'dpstats.estimators.tukey'
+    'dpstats.estimators.tukey.linear'
     """
     if name not in METHODS:  # validated by the API before we get here
         raise KeyError(name)

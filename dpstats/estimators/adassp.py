@@ -3,18 +3,18 @@
 Neighbours: add/remove one row. AdaSSP needs a bound ``B_x`` on every row's L2 norm and
 ``B_y`` on ``|y|``; dpstats gets them without reading the data for free:
 
-1. **Bounds.** Public bounds from ``bounds=`` (:func:`dpstats.bounds.parse_bounds`) cost
+1. **Bounds.** Public bounds from ``bounds=`` (:func:`dpstats.mechanisms.bounds.parse_bounds`) cost
    nothing. ``"auto"`` (the default) spends :data:`BOUNDS_SHARE` of ``eps`` and of ``delta`` on
    one Gaussian release of log-scale histograms of every non-intercept column and of ``y``
    (:func:`histogram_bounds`; L2 sensitivity ``sqrt(k)`` for ``k`` bounded columns). Each
    column's bounds are the outer edges of its cells whose noisy count clears a detection
    threshold, so tails thinner than the threshold are clipped. ``bounds_method="quantile"``
-   uses :func:`dpstats.bounds.private_bounds` instead (``2 k`` exponential-mechanism quantiles
-   at ``eps / (2 k)`` each: mostly noise at ``eps ~ 1`` and ``n ~ 10^4``, see
+   uses :func:`dpstats.mechanisms.bounds.private_bounds` instead (``2 k`` exponential-mechanism
+   quantiles at ``eps / (2 k)`` each: mostly noise at ``eps ~ 1`` and ``n ~ 10^4``, see
    benchmarks/adassp_bas_utility.py).
 2. **Mapping.** Non-intercept columns and ``y`` go into ``[-1, 1]`` by
-   :func:`dpstats.bounds.to_unit` (centre at the midpoint, divide by the half-width, clip).
-   The intercept stays 1, so every row has ``||x'||_2 <= B_x = sqrt(p)``, p the number of
+   :func:`dpstats.mechanisms.bounds.to_unit` (centre at the midpoint, divide by the half-width,
+   clip). The intercept stays 1, so every row has ``||x'||_2 <= B_x = sqrt(p)``, p the number of
    columns **including the intercept**, and ``|y'| <= B_y = 1``, whatever the data.
 3. **AdaSSP** with ``eps_r = eps - eps_bounds`` and ``delta_r = delta - delta_bounds``, both
    split in thirds over three :func:`dpstats.mechanisms.gaussian` releases (analytic
@@ -45,10 +45,10 @@ import numbers
 
 import numpy as np
 
-from ..accountant import Ledger
-from ..bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..errors import ValidationError
+from ..mechanisms.accountant import Ledger
 from ..mechanisms.additive import analytic_gaussian_sigma, gaussian
+from ..mechanisms.bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..mechanisms.gdp import (
     CELLS_PER_OCTAVE,
     detection_threshold,
@@ -64,7 +64,7 @@ __all__ = ["estimate", "adassp_core", "adaptive_ridge", "row_norm_bound", "clip_
            "BOUNDS_SHARE", "BOUNDS_METHOD", "BOUNDS_Q", "RHO"]
 
 #: How ``"auto"`` bounds are estimated: "hist" (:func:`histogram_bounds`) or "quantile"
-#: (:func:`dpstats.bounds.private_bounds`).
+#: (:func:`dpstats.mechanisms.bounds.private_bounds`).
 BOUNDS_METHOD = "hist"
 #: Share of ``eps`` (and, for "hist", of ``delta``) spent on private bounds by AdaSSP (0.1 and
 #: 0.3 were worse on the regression files); Boosted AdaSSP uses it only for "quantile".
@@ -127,14 +127,14 @@ def check_inputs(X, y, intercept_col, rng) -> tuple[np.ndarray, np.ndarray, int 
         intercept_col = int(intercept_col)
     if not isinstance(rng, np.random.Generator):
         raise ValidationError(f"rng must be a numpy.random.Generator (see "
-                              f"dpstats.validation.as_rng); got {type(rng).__name__}")
+                              f"dpstats.mechanisms.rng.as_rng); got {type(rng).__name__}")
     return Xa, ya, intercept_col
 
 
 def parse_for(bounds, X: np.ndarray, intercept_col: int | None, names) -> Bounds:
     """Validate ``bounds`` for the non-intercept columns of ``X`` (nothing is charged).
 
-    A :class:`~dpstats.bounds.Bounds` is taken as given for those columns; a dict whose
+    A :class:`~dpstats.mechanisms.bounds.Bounds` is taken as given for those columns; a dict whose
     ``"x"`` is a dict by column name may name more columns than ``X`` has (after selection the
     design holds fewer columns than the user gave bounds for); the others are ignored.
     """
@@ -192,7 +192,7 @@ def histogram_bounds(X, y, release) -> Bounds:
 def resolve_bounds(X, y, given: Bounds, *, intercept_col, method: str, eps: float, q: float,
                    rng, ledger, stage: str, hist_release=None) -> tuple[Bounds, str]:
     """Fill the ``"auto"`` parts of ``given``: ``method="hist"`` by :func:`histogram_bounds`
-    with ``hist_release``; ``"quantile"`` by :func:`~dpstats.bounds.private_bounds` with
+    with ``hist_release``; ``"quantile"`` by :func:`~dpstats.mechanisms.bounds.private_bounds` with
     ``eps`` and ``q``. Returns ``(bounds, label)``, ``label`` one of "public", "private",
     "private x, public y", "public x, private y"."""
     feat = [j for j in range(X.shape[1]) if j != intercept_col]
@@ -337,7 +337,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     names : sequence of str, optional
         Column names, for ``bounds={"x": {name: (lo, hi)}, "y": ...}``.
     bounds : "auto", (lo, hi), dict or Bounds
-        See :func:`dpstats.bounds.parse_bounds`; ``"x"`` covers the non-intercept columns.
+        See :func:`dpstats.mechanisms.bounds.parse_bounds`; ``"x"`` covers the non-intercept
+        columns.
     bounds_method : {"hist", "quantile"}
         How ``"auto"`` bounds are estimated.
     bounds_share, q, rho : float

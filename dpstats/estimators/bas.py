@@ -41,8 +41,8 @@ import numbers
 
 import numpy as np
 
-from ..accountant import Ledger
 from ..errors import ValidationError
+from ..mechanisms.accountant import Ledger
 from ..mechanisms.gdp import GaussianGDP
 from ..validation import check_choice, check_delta, check_eps, check_unit
 from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld

@@ -10,15 +10,15 @@ DP-GD is here to show why the plug-and-play methods (Tukey, Frank-Wolfe) matter.
 Neighbours: add/remove one row throughout. The steps and what each one costs:
 
 1. **Bounds** (only for columns whose bounds are not public). Every non-intercept column is
-   mapped into ``[-1, 1]`` by :func:`dpstats.bounds.to_unit`. Public bounds ``(lo, hi)`` are
-   used as given. With ``bounds="auto"`` and ``bounds_method="hist"`` (default) the bounds come
+   mapped into ``[-1, 1]`` by :func:`dpstats.mechanisms.bounds.to_unit`. Public bounds ``(lo, hi)``
+   are used as given. With ``bounds="auto"`` and ``bounds_method="hist"`` (default) the bounds come
    from one Gaussian release of log-scale histograms of every bounded column (and of y for the
    squared loss), as in Boosted AdaSSP
    (:func:`dpstats.estimators.adassp.histogram_bounds`; L2 sensitivity ``sqrt(#columns)``):
    it is one more part of the same Gaussian-DP plan as the gradient steps, with
    ``bounds_share`` (default 20%) of ``mu^2``. ``bounds_method="quantile"`` instead gives each
    column symmetric bounds ``[-B, B]``, ``B`` the private ``(1 - bounds_q)``-quantile of
-   ``|x_j|`` (:func:`dpstats.bounds.private_quantile`, exponential mechanism, utility
+   ``|x_j|`` (:func:`dpstats.mechanisms.bounds.private_quantile`, exponential mechanism, utility
    sensitivity ``max(q, 1-q)``), the releases sharing ``bounds_share`` of ``eps`` evenly, pure
    DP; at small ``eps`` per column those quantiles are mostly noise and can land anywhere on
    the grid (scales like ``2**49`` were seen), which is why it is not the default. Logistic
@@ -62,10 +62,10 @@ import numbers
 
 import numpy as np
 
-from ..accountant import Ledger
-from ..bounds import Bounds, private_quantile, to_unit
 from ..errors import ValidationError
 from ..mechanisms import private_count
+from ..mechanisms.accountant import Ledger
+from ..mechanisms.bounds import Bounds, private_quantile, to_unit
 from ..mechanisms.gdp import GaussianGDP
 from ..validation import check_choice, check_delta, check_eps
 from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld

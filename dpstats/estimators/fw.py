@@ -4,10 +4,10 @@ optional private screening rule of 001 (:mod:`dpstats.estimators.screening`).
 Neighbours: add/remove one row. Steps of :func:`estimate`:
 
 1. **Bounds.** Every column except the intercept and (squared loss) the label are mapped into
-   ``[-1, 1]`` with :func:`dpstats.bounds.to_unit` (clipping), using public bounds or private
-   ones (``bounds_share`` of ``eps`` and of ``delta``: one Gaussian release of log-scale
+   ``[-1, 1]`` with :func:`dpstats.mechanisms.bounds.to_unit` (clipping), using public bounds or
+   private ones (``bounds_share`` of ``eps`` and of ``delta``: one Gaussian release of log-scale
    histograms, :func:`dpstats.estimators.adassp.histogram_bounds`, as AdaSSP does; or
-   ``bounds_method="quantile"``, :func:`dpstats.bounds.private_bounds`). The intercept
+   ``bounds_method="quantile"``, :func:`dpstats.mechanisms.bounds.private_bounds`). The intercept
    column stays 1. Without an intercept the bounds are made symmetric (``[-B, B]``) so that
    the map is linear and needs no intercept. Logistic labels ``{0, 1}`` become ``t = 2 y - 1``.
 2. **Frank-Wolfe** on the sum loss ``F(w) = sum_r l(x_r . w, y_r)`` over ``||w||_1 <= lam``
@@ -51,10 +51,10 @@ import numbers
 
 import numpy as np
 
-from ..accountant import Ledger, advanced_composition
-from ..bounds import private_bounds, to_unit
 from ..errors import ValidationError
 from ..mechanisms import analytic_gaussian_sigma, exponential, gaussian
+from ..mechanisms.accountant import Ledger, advanced_composition
+from ..mechanisms.bounds import private_bounds, to_unit
 from ..mechanisms.plan import ReleasePlan
 from ..validation import check_choice, check_delta, check_eps
 from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
@@ -244,11 +244,13 @@ def estimate(X, y, *, eps: float, delta: float, rng: np.random.Generator,
     screen_share : float
         Share of the non-bounds eps (and of delta) for screening when it is on.
     bounds, bounds_share, bounds_method, bounds_mode, q
-        Public bounds (:func:`~dpstats.bounds.parse_bounds`, for the non-intercept columns and,
+        Public bounds (:func:`~dpstats.mechanisms.bounds.parse_bounds`, for the non-intercept
+        columns and,
         squared loss, y) or ``"auto"`` parts estimated privately with ``bounds_share`` of
         ``eps`` (and of ``delta`` for ``"hist"``): ``bounds_method="hist"`` (default; needs
         ``delta > 0``) is :func:`~dpstats.estimators.adassp.histogram_bounds`, ``"quantile"``
-        is :func:`~dpstats.bounds.private_bounds` with ``mode=bounds_mode`` and tail mass ``q``.
+        is :func:`~dpstats.mechanisms.bounds.private_bounds` with ``mode=bounds_mode`` and tail mass
+        ``q``.
     intercept_col : int, optional
         Index of the intercept column (never rescaled, never screened).
     names : sequence of str, optional

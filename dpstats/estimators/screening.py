@@ -2,7 +2,8 @@
 version of it.
 
 Problem: ``min f(X w)`` over the L1 ball ``C = {||w||_1 <= lam}``, rows ``|x_rj| <= 1`` (after
-:func:`dpstats.bounds.to_unit`), ``f`` in **sum form** (:mod:`dpstats._kernels.frank_wolfe`),
+:func:`dpstats.mechanisms.bounds.to_unit`), ``f`` in **sum form**
+(:mod:`dpstats._kernels.frank_wolfe`),
 ``L``-smooth and ``mu``-strongly convex in ``u = X w`` on ``{|u_r| <= lam}``:
 squared loss ``L = mu = 1``; logistic loss ``L = 1/4``, ``mu = s (1 - s)`` with
 ``s = sigmoid(lam)``. Write ``g = grad f(u)``, ``a = X^T g``, ``B = u^T g`` and the Wolfe gap
@@ -46,8 +47,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accountant import Ledger, advanced_composition
 from ..mechanisms import analytic_gaussian_sigma, gaussian
+from ..mechanisms.accountant import Ledger, advanced_composition
 
 __all__ = ["derivative_bound", "curvature", "rule_statistic", "exact_components", "exact_rule",
            "component_sensitivity", "paper_sensitivity", "paper_iteration_budget", "ScreenPlan",
@@ -175,7 +176,7 @@ def screen_plan(eps2: float, delta2: float, k: int, loss: str, radius: float,
     Two ways to pay for ``k`` Gaussian releases with ``(eps2, delta2)``: 001's advanced
     composition (:func:`paper_iteration_budget`; if its second-order term pushes the total above
     ``eps2``, ``eps_iter`` is lowered by bisection until
-    :func:`~dpstats.accountant.advanced_composition` gives at most ``eps2``), or basic
+    :func:`~dpstats.mechanisms.accountant.advanced_composition` gives at most ``eps2``), or basic
     composition ``(eps2 / k, delta2 / k)``. The one with the smaller noise is used (basic wins
     for small ``l``, e.g. screening only at the last iteration). Noise: analytic Gaussian
     calibration (:func:`~dpstats.mechanisms.analytic_gaussian_sigma`).

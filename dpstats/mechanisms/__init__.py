@@ -1,16 +1,58 @@
-"""Differentially private mechanisms: the only code in dpstats that adds noise.
+"""The privacy boundary: the only code in dpstats that draws noise, touches the random number
+generator or charges a ledger.
 
 Every mechanism takes an ``rng`` (a ``numpy.random.Generator``) and, optionally, a
-:class:`~dpstats.accountant.Ledger` that it charges *before* releasing anything. Neighbouring
-data sets differ by adding or removing one row unless a docstring says otherwise.
+:class:`~dpstats.mechanisms.accountant.Ledger` that it charges *before* releasing anything.
+Neighbouring data sets differ by adding or removing one row unless a docstring says otherwise.
+
+==============  ==================================================================
+module          responsibility
+==============  ==================================================================
+``accountant``  charges, per-fit ledgers, shared budgets, composition
+``rng``         the OS-CSPRNG generator and ``random_state`` handling
+``noise``       grid Laplace / Gaussian samplers (used by mechanisms only)
+``discrete``    exact discrete Laplace and Gaussian samplers
+``additive``    Laplace, Gaussian (analytic calibration), private row count
+``choice``      exponential mechanism, one-shot Gumbel top-k
+``lipschitz``   canonical Lipschitz top-k (004)
+``gdp``         Gaussian DP accounting of planned Gaussian releases
+``plan``        budget charged up front for a plan of releases; forfeits
+``ptr``         propose-test-release for the Tukey mechanism
+``bounds``      public bounds parsing; private quantiles and clipping bounds
+``centre``      private location of one column on a public grid
+``tukey_em``    the restricted exponential mechanism over Tukey depth
+==============  ==================================================================
+
+The common mechanisms are importable from here (loaded on first use, so ``import dpstats``
+stays fast).
 """
 
-from .additive import analytic_gaussian_sigma, gaussian, laplace, private_count
-from .centre import private_centre_value
-from .choice import exponential, peel_topk
-from .gdp import GaussianGDP, gdp_delta, gdp_mu
-from .lipschitz import lipschitz_topk
+from __future__ import annotations
 
-__all__ = ["laplace", "gaussian", "analytic_gaussian_sigma", "private_count", "exponential",
-           "peel_topk", "lipschitz_topk", "private_centre_value", "GaussianGDP", "gdp_delta",
-           "gdp_mu"]
+import importlib
+
+#: name -> module holding it
+_EXPORTS = {"laplace": "additive", "gaussian": "additive", "analytic_gaussian_sigma": "additive",
+            "private_count": "additive", "private_centre_value": "centre",
+            "exponential": "choice", "peel_topk": "choice", "lipschitz_topk": "lipschitz",
+            "GaussianGDP": "gdp", "gdp_delta": "gdp", "gdp_mu": "gdp",
+            "ptr_check": "ptr", "private_bounds": "bounds", "private_quantile": "bounds"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError:
+            raise AttributeError(f"module 'dpstats.mechanisms' has no attribute {name!r}") \
+                from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -7,9 +7,9 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-from .. import _noise
-from ..accountant import Ledger
 from ..validation import check_delta, check_eps
+from . import noise as _noise
+from .accountant import Ledger
 
 __all__ = ["laplace", "gaussian", "analytic_gaussian_sigma", "private_count"]
 
@@ -27,8 +27,8 @@ def laplace(value, sensitivity: float, eps: float, rng: np.random.Generator,
 
     Neighbours: add/remove one row. ``sensitivity`` is the L1 sensitivity of ``value`` under that
     relation (the caller states it; for a vector it is the L1 norm bound of the change). Noise is
-    drawn on a power-of-two grid (see :mod:`dpstats._noise`), so outputs under neighbouring inputs
-    share the same support.
+    drawn on a power-of-two grid (see :mod:`dpstats.mechanisms.noise`), so outputs under
+    neighbouring inputs share the same support.
 
     Returns a float for scalar input and an array otherwise.
 
@@ -87,8 +87,8 @@ def gaussian(value, sensitivity: float, eps: float, delta: float, rng: np.random
 
     Neighbours: add/remove one row; ``sensitivity`` is the L2 sensitivity of ``value``. Noise is
     discrete Gaussian on a power-of-two grid with the rounding paid for
-    (:func:`dpstats._noise.grid_gaussian`), so outputs under neighbouring inputs share the same
-    support and the analytic calibration still holds.
+    (:func:`dpstats.mechanisms.noise.grid_gaussian`), so outputs under neighbouring inputs share the
+    same support and the analytic calibration still holds.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)

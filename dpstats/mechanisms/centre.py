@@ -25,9 +25,9 @@ import functools
 
 import numpy as np
 
-from ..accountant import Ledger
 from ..errors import ValidationError
 from ..validation import check_eps
+from .accountant import Ledger
 from .choice import exponential
 
 __all__ = ["private_centre_value", "centre_grid"]

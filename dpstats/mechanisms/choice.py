@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from .. import _noise
-from ..accountant import Ledger
 from ..validation import check_eps
+from . import noise as _noise
+from .accountant import Ledger
 
 __all__ = ["exponential", "peel_topk"]
 

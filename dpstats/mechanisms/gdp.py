@@ -36,10 +36,10 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-from .. import _noise
-from ..accountant import Ledger
 from ..errors import BudgetExceededError, ValidationError
 from ..validation import check_delta, check_eps
+from . import noise as _noise
+from .accountant import Ledger
 
 __all__ = ["gdp_delta", "gdp_mu", "GaussianGDP", "log_histograms", "octave_sums", "log_grid_index",
            "log_grid_edges", "detection_threshold", "spans_from_histograms", "CELLS_PER_OCTAVE"]
@@ -99,7 +99,7 @@ class GaussianGDP:
     noise of standard deviation ``sensitivity / mu_k``, where ``sensitivity`` is the L2
     sensitivity the caller states for that release: discrete Gaussian noise on a power-of-two
     grid, with the rounding paid for by a slightly larger sigma, which is ``mu_k``-GDP like the
-    continuous release (:func:`dpstats._noise.grid_gaussian`).
+    continuous release (:func:`dpstats.mechanisms.noise.grid_gaussian`).
 
     The ledger is charged ``(eps, delta)`` once, when the plan is made, before any noise is
     drawn; the detail lists ``mu`` and every part's ``mu_k``.

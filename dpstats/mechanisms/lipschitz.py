@@ -37,10 +37,10 @@ import numbers
 import numpy as np
 from scipy.special import exprel, gammaln
 
-from .. import _noise
-from ..accountant import Ledger
 from ..errors import ValidationError
 from ..validation import check_eps
+from . import noise as _noise
+from .accountant import Ledger
 
 __all__ = ["lipschitz_topk"]
 

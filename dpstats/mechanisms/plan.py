@@ -11,7 +11,7 @@ what was released. :func:`forfeit` records budget that is spent although nothing
 
 from __future__ import annotations
 
-from ..accountant import Ledger
+from .accountant import Ledger
 
 __all__ = ["ReleasePlan", "forfeit"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _noise
-from ..accountant import Ledger
-from ..depth import log_depth_volumes, log_exact_volumes, max_depth
+from .._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
+from . import noise as _noise
+from .accountant import Ledger
 from .choice import exponential
 
 __all__ = ["restricted_tukey_em", "sample_point_with_depth"]

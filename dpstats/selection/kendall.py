@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accountant import Ledger
 from ..mechanisms import exponential
+from ..mechanisms.accountant import Ledger
 from ..validation import check_eps
 from . import Selection
-from ._checks import check_xy_k
+from .checks import check_xy_k
 
 __all__ = ["select", "SENS_FIRST", "SENS_LATER"]
 

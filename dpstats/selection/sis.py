@@ -13,13 +13,13 @@ import numbers
 
 import numpy as np
 
-from ..accountant import Ledger
-from ..bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..errors import ValidationError
+from ..mechanisms.accountant import Ledger
+from ..mechanisms.bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..mechanisms.lipschitz import lipschitz_topk
 from ..validation import check_choice, check_eps
 from . import Selection
-from ._checks import check_xy_k
+from .checks import check_xy_k
 
 __all__ = ["select", "sis_scores"]
 
@@ -48,7 +48,7 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     """Select k candidate columns by DP-SIS (004 Algorithm 1), as an unordered set.
 
     Steps: (1) bounds: public ones from ``bounds`` cost nothing; any part given as ``"auto"``
-    is estimated by :func:`~dpstats.bounds.private_bounds` with ``bounds_share * eps``
+    is estimated by :func:`~dpstats.mechanisms.bounds.private_bounds` with ``bounds_share * eps``
     (exponential-mechanism quantiles, each utility of sensitivity ``max(q, 1 - q)``);
     (2) map columns and ``y`` into ``[-1, 1]`` with those bounds (centre at the midpoint,
     divide by the half-width, clip) and score ``|x_j^T y|`` (:func:`sis_scores`; sensitivity 1
@@ -70,12 +70,13 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     ledger : Ledger or None
         Charged by the mechanisms (one charge per release).
     bounds : "auto", (lo, hi) or {"x": ..., "y": ...}
-        Clipping bounds, see :func:`~dpstats.bounds.parse_bounds`; ``"auto"`` parts are private.
+        Clipping bounds, see :func:`~dpstats.mechanisms.bounds.parse_bounds`; ``"auto"`` parts are
+        private.
     bounds_share : float
         Share of ``eps`` for private bounds, in (0, 1); ignored (all of ``eps`` goes to the
         top-k) when the bounds are fully public.
     bounds_mode : {"auto", "column", "global"}
-        Mode of :func:`~dpstats.bounds.private_bounds`.
+        Mode of :func:`~dpstats.mechanisms.bounds.private_bounds`.
     q : float
         Tail mass outside each private bound.
     columns : sequence of str, optional
@@ -109,7 +110,7 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     eps = check_eps(eps)
     if not isinstance(rng, np.random.Generator):
         raise ValidationError(f"rng must be a numpy.random.Generator (see "
-                              f"dpstats.validation.as_rng); got {type(rng).__name__}")
+                              f"dpstats.mechanisms.rng.as_rng); got {type(rng).__name__}")
     given = parse_bounds(bounds, d, columns=columns)
     need_x, need_y = given.x_lo is None, given.y_lo is None
     eps_bounds = 0.0

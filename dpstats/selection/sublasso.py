@@ -21,12 +21,12 @@ import numbers
 
 import numpy as np
 
-from ..accountant import Ledger
 from ..errors import ValidationError
 from ..mechanisms import peel_topk
+from ..mechanisms.accountant import Ledger
 from ..validation import check_eps
 from . import Selection
-from ._checks import check_xy_k
+from .checks import check_xy_k
 
 __all__ = ["select", "n_groups", "MAX_GROUPS"]
 

@@ -3,7 +3,8 @@
 Neighbours: add/remove one row (one value per row and column). A pair is always "``D`` and
 ``D`` plus one value" (read both ways by the audit, so it covers removal too).
 
-* :func:`dpstats.bounds.private_bounds` on one label column (its q- and (1-q)-quantiles, two
+* :func:`dpstats.mechanisms.bounds.private_bounds` on one label column (its q- and (1-q)-quantiles,
+two
   exponential-mechanism releases at eps/2 each), end to end, q = 0.1, eps = 2; the output is
   the released pair ``(lo, hi)``. Candidates add a value beyond the data, inside it, or in
   an empty grid cell between its values. Broken: utility sensitivity ``q`` instead of
@@ -26,9 +27,8 @@ import pytest
 from auditor import Pair, audit, draws, record, seed_for
 from hooks import sensitivity_times
 
-from dpstats import bounds
 from dpstats.estimators import adassp
-from dpstats.mechanisms import centre
+from dpstats.mechanisms import bounds, centre
 
 RELATION = "add/remove one row"
 Q = 0.1

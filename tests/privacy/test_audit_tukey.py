@@ -5,12 +5,13 @@ Neighbours: **swap one model**. The Tukey estimator gives each row a random grou
 ``m`` fixed, adding or removing one row changes exactly one group's model, and (with
 intercept-only groups, whose model is the group's mean label) one extreme row can move that
 model anywhere. So on models, add/remove one row is "replace one model by any value", the
-relation that :func:`dpstats.ptr.ptr_parameters` calls ``"swap"`` (the default accounting).
+relation that :func:`dpstats.mechanisms.ptr.ptr_parameters` calls ``"swap"`` (the default
+accounting).
 Models are 1-D (p = 1), ``m = 100`` (``t = 25``), and the Tukey stage has ``(eps, delta) =
 (2, 0.01)``: ``eps_ptr = 0.6``, ``eps_em = 1.4``. The data-independent tie-breaking jitter
-(:func:`dpstats.estimators.tukey.jitter_sort`) is drawn once per batch of draws.
+(:func:`dpstats.estimators.tukey.linear.jitter_sort`) is drawn once per batch of draws.
 
-* PTR test (:func:`dpstats.ptr.ptr_check`): the released noisy distance ``M + Laplace(1 /
+* PTR test (:func:`dpstats.mechanisms.ptr.ptr_check`): the released noisy distance ``M + Laplace(1 /
   eps_ptr)``, claimed eps_ptr-DP. Candidate pairs come from a search over swaps on three model
   sets for the largest change of the exact statistic ``M`` (never more than 1 here), then the
   pilot. Broken: Laplace scale ``eps_ptr`` instead of ``1 / eps_ptr`` (002's reference code).
@@ -32,11 +33,11 @@ from auditor import Pair, audit, draws, record, seed_for
 from hooks import sensitivity_times, with_arg
 from scipy.stats import norm
 
-from dpstats import ptr as ptr_module
-from dpstats.depth import log_depth_volumes, log_exact_volumes, max_depth
-from dpstats.estimators.tukey import jitter_sort
+from dpstats._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
+from dpstats.estimators.tukey.linear import jitter_sort
+from dpstats.mechanisms import ptr as ptr_module
 from dpstats.mechanisms import tukey_em
-from dpstats.ptr import distance_to_unsafety, ptr_check, ptr_parameters
+from dpstats.mechanisms.ptr import distance_to_unsafety, ptr_check, ptr_parameters
 
 EPS, DELTA, M = 2.0, 0.01, 100
 T = max_depth(M) // 2

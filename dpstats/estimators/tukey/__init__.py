@@ -1,0 +1,17 @@
+"""The Tukey-depth mechanism with propose-test-release (002; 003 Lemma 8.5).
+
+==============  ==================================================================
+module          responsibility
+==============  ==================================================================
+``linear``      linear regression: group OLS fits -> centre -> PTR -> Tukey EM
+``glm``         logistic regression through the same mechanism
+``centre``      private centring of the columns before the group fits
+``choose_m``    the number of models from public quantities and a private count
+==============  ==================================================================
+
+``estimate`` (the registry's entry for ``method="tukey"``) is the linear one.
+"""
+
+from .linear import estimate
+
+__all__ = ["estimate"]

@@ -1,0 +1,105 @@
+"""Choosing the number of Tukey models from public quantities and a private row count.
+
+Two forces pull on m. Utility wants about three rows per regression column in each group (with
+random group labels, groups of exactly p rows are often rank deficient and their minimum-norm
+models shrink towards zero). The PTR test wants *many* models: its distance statistic compares
+volumes of depth regions, and it passes only once m is large compared with p and 1/eps.
+
+Because the PTR statistic is a ratio of box volumes, it does not depend on the scale of any
+coordinate, only on the shape of the cloud of models. :func:`models_needed` therefore simulates
+a data-independent Gaussian cloud of m models in p dimensions (a function of p, eps and delta
+only: no data, no privacy cost) and finds the smallest m whose distance clears the PTR threshold
+with a margin. :func:`choose_m` then takes
+
+    m = max(n_hat / (3 p),  min(safety * m_needed, n_hat / p))
+
+so the released row count ``n_hat`` and public p, eps, delta are all it reads. m never exceeds
+:data:`MAX_MODELS`: at a tiny eps the released count can be far above any real n.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ..._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
+from ...mechanisms.ptr import distance_to_unsafety, ptr_parameters
+
+__all__ = ["choose_m", "models_needed", "ROWS_PER_COLUMN", "SAFETY", "MAX_MODELS", "cap_models"]
+
+#: Preferred rows per model per regression column (3 measured better than 2 on the ten regression
+#: files with centring: fewer groups with fewer rows than columns; benchmarks/selection_utility.py).
+ROWS_PER_COLUMN = 3.0
+#: Multiplier on the simulated number of models, for heavier-than-Gaussian real model clouds.
+SAFETY = 1.5
+#: Most Tukey models dpstats fits (a public cap; reached by data sets of more than
+#: 3 p MAX_MODELS rows, or by a row count released at a tiny eps).
+MAX_MODELS = 2 ** 20
+#: Margin over the PTR threshold, in units of the Laplace scale 1/eps_ptr.
+_MARGIN_SCALES = 3.0
+
+
+def _gaussian_distance(m: int, p: int, multiplier: float, log_delta_lemma: float, lemma: str,
+                       seed: int = 12345) -> int:
+    rng = np.random.default_rng(seed)  # data-independent simulation, not a release
+    S = np.sort(rng.standard_normal((m, p)), axis=0)
+    logV = log_depth_volumes(S)
+    t = max_depth(m) // 2
+    return distance_to_unsafety(logV, log_exact_volumes(logV), t, multiplier, lemma=lemma,
+                                log_delta_lemma=log_delta_lemma)
+
+
+@functools.lru_cache(maxsize=256)
+def models_needed(p: int, eps_tukey: float, delta: float, lemma: str = "8.5",
+                  accounting: str = "swap", m_max: int = 2_000_000) -> int:
+    """Smallest m for which Gaussian-shaped models pass PTR with a margin (a public function).
+
+    Parameters
+    ----------
+    p : int
+        Number of regression columns.
+    eps_tukey, delta : float
+        Budget of the Tukey stage (split in halves for PTR and the exponential mechanism).
+    """
+    prm = ptr_parameters(eps_tukey, delta, accounting)
+    need = prm.threshold + _MARGIN_SCALES / prm.eps_ptr
+
+    def ok(m: int) -> bool:
+        return _gaussian_distance(m, p, prm.multiplier, prm.log_delta_lemma, lemma) >= need
+
+    lo, hi = 8, 64
+    while not ok(hi):
+        lo, hi = hi, hi * 2
+        if hi > m_max:
+            return m_max
+    while hi - lo > max(2, hi // 50):
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def choose_m(n_noisy: float, p: int, eps_tukey: float, delta: float, lemma: str = "8.5",
+             accounting: str = "swap") -> int:
+    """Number of models for ``m="auto"`` from the private row count and public p, eps, delta.
+
+    >>> choose_m(100_000, 6, 1.0, 1e-5)
+    5555
+    """
+    if not (n_noisy > 0):
+        return 0
+    needed = math.ceil(SAFETY * models_needed(p, eps_tukey, delta, lemma, accounting))
+    return cap_models(max(n_noisy / (ROWS_PER_COLUMN * p), min(needed, n_noisy / p)))
+
+
+def cap_models(m: float) -> int:
+    """``floor(m)`` capped at :data:`MAX_MODELS` (``m`` may be huge or infinite).
+
+    >>> cap_models(12.7), cap_models(float("inf")) == MAX_MODELS
+    (12, True)
+    """
+    return int(math.floor(min(m, MAX_MODELS)))

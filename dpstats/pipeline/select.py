@@ -1,0 +1,150 @@
+"""The selection stage of the pipelines: which selector runs, and running it on a design.
+
+Shared by :func:`dpstats.dp_lm` and :func:`dpstats.select`. Orchestration only: the selectors'
+mechanisms add the noise and charge the ledger.
+
+The ``select="auto"`` rule reads public quantities (the formula, ``k``, the selection budget)
+and the released row count ``n_hat`` only:
+
+* at most ``k`` candidate terms (columns other than the intercept): no selection, and the
+  selection share of the budget goes to the regression;
+* otherwise SubLasso when its votes can beat its noise, DPKendall when they cannot. SubLasso's
+  ``m = n_hat / p`` groups each vote once; a feature every group picks has ``m`` votes, and the
+  one-shot Gumbel top-k adds noise of scale ``2 k / eps_sel``. With
+  ``m >= AUTO_SNR * 2 k / eps_sel`` (``AUTO_SNR = 4``) the votes dominate and SubLasso is the
+  better selector; below that DPKendall, whose scores grow with ``n`` rather than ``n / p``, is.
+  Measured on the ten regression files at (ln 3, 1e-5): every threshold in (2.75, 4.3) makes the
+  same choices, and each choice is the better of the two selectors on 9 of the 9 files that need
+  selection except pol, where the two tie (benchmarks/selection_utility.py).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..selection import SELECTORS, Selection, get_selector
+
+__all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
+           "run_selection", "candidate_columns", "check_groups", "check_bounds_arg",
+           "check_bounds_for", "bounds_for_kept"]
+
+#: Values accepted by ``select=``.
+SELECT_CHOICES = ("auto", None, *SELECTORS)
+#: ``select="auto"`` prefers SubLasso when the most votes a feature can get (the number of
+#: groups) is at least this many noise scales ``2 k / eps``.
+AUTO_SNR = 4.0
+
+
+def candidate_columns(columns, has_intercept: bool) -> list[int]:
+    """Indices of the design columns that may be selected (all but the intercept)."""
+    return [i for i, c in enumerate(columns) if not (has_intercept and c == "Intercept")]
+
+
+def resolve_selector(select, n_candidates: int, k: int) -> tuple[str | None, str | None]:
+    """Selector to run (``"auto"`` still to be decided by :func:`auto_selector`) or None, and
+    a note explaining a skipped selection (or None).
+
+    >>> resolve_selector("auto", 3, 5)
+    (None, None)
+    >>> resolve_selector("auto", 8, 5)
+    ('auto', None)
+    >>> resolve_selector("sublasso", 4, 5)[0] is None
+    True
+    """
+    if select is None:
+        return None, None
+    if n_candidates <= k:
+        if select == "auto":
+            return None, None
+        return None, (f"select={select!r} skipped: the formula has {n_candidates} candidate "
+                      f"terms, not more than k={k}; its budget share went to the regression.")
+    return select, None
+
+
+def auto_selector(n_noisy: float, n_candidates: int, k: int, eps_sel: float) -> str:
+    """The ``select="auto"`` choice from the released row count and public quantities.
+
+    >>> auto_selector(48_000.0, 9, 5, 0.055), auto_selector(12_000.0, 40, 5, 0.055)
+    ('sublasso', 'kendall')
+    """
+    votes = n_noisy / (n_candidates + 1)
+    return "sublasso" if votes >= AUTO_SNR * 2.0 * k / eps_sel else "kendall"
+
+
+def needs_row_count(selector: str | None, groups) -> bool:
+    """Whether the selector needs a released row count (SubLasso sizes its groups with it, and
+    the ``"auto"`` rule reads it)."""
+    return selector == "auto" or (selector == "sublasso" and isinstance(groups, str))
+
+
+def _columns(X: np.ndarray, idx: list[int]) -> np.ndarray:
+    """``X[:, idx]``, as a view (no copy of the data) when ``idx`` is a run of columns.
+
+    >>> X = np.arange(6.0).reshape(2, 3)
+    >>> np.shares_memory(_columns(X, [1, 2]), X), _columns(X, [0, 2]).tolist()
+    (True, [[0.0, 2.0], [3.0, 5.0]])
+    """
+    if idx and list(idx) == list(range(idx[0], idx[0] + len(idx))):
+        return X[:, idx[0]:idx[0] + len(idx)]
+    return X[:, idx]
+
+
+def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[int], *,
+                  k: int, eps: float, rng, ledger, n_noisy=None, groups="auto",
+                  bounds="auto", names=None, stage: str = "selection") -> Selection:
+    """Run ``selector`` on the candidate columns; returned indices refer to design columns."""
+    cols = [names[i] for i in candidates] if names is not None else None
+    sel = get_selector(selector)(_columns(X, candidates), y, k=k, eps=eps, rng=rng, ledger=ledger,
+                                 n_noisy=n_noisy, groups=groups, bounds=bounds, columns=cols,
+                                 stage=stage)
+    mapped = tuple(candidates[i] for i in sel.indices)
+    return Selection(indices=mapped, method=sel.method, eps=sel.eps, ordered=sel.ordered,
+                     info=sel.info)
+
+
+def check_groups(groups) -> object:
+    """Validate ``groups=`` (SubLasso) without touching data."""
+    if isinstance(groups, str) and groups in ("auto", "sqrt"):
+        return groups
+    from ..selection.sublasso import MAX_GROUPS
+    if isinstance(groups, numbers.Integral) and not isinstance(groups, bool) \
+            and 1 <= groups <= MAX_GROUPS:
+        return int(groups)
+    raise ValidationError(f"groups must be 'auto' (n_hat/p groups), 'sqrt' (Kifer's sqrt(n) "
+                          f"groups) or an integer from 1 to {MAX_GROUPS}; got {groups!r}")
+
+
+def check_bounds_arg(bounds: object) -> object:
+    """Type check of ``bounds=`` before anything else (the values are checked against the
+    design's columns by :func:`check_bounds_for` before any budget is charged)."""
+    if (isinstance(bounds, str) and bounds == "auto") or isinstance(bounds, tuple | list | dict):
+        return bounds
+    raise ValidationError(f"bounds must be 'auto' (private bounds), a pair (lo, hi) or a dict "
+                          f"{{'x': ..., 'y': ...}} of public bounds; got {bounds!r}")
+
+
+def check_bounds_for(bounds: object, columns, candidates: list[int]) -> None:
+    """Validate public ``bounds`` against the candidate columns (charges nothing)."""
+    if isinstance(bounds, str):
+        return
+    from ..mechanisms.bounds import parse_bounds
+    parse_bounds(bounds, len(candidates), columns=[columns[i] for i in candidates])
+
+
+def bounds_for_kept(bounds: object, columns, candidates: list[int], keep: list[int]):
+    """Public ``bounds`` restricted to the kept non-intercept columns (a ``Bounds``), or
+    ``"auto"`` unchanged. Validated already by :func:`check_bounds_for`."""
+    if isinstance(bounds, str):
+        return bounds
+    from ..mechanisms.bounds import Bounds, parse_bounds
+    b = parse_bounds(bounds, len(candidates), columns=[columns[i] for i in candidates])
+    pos = {c: i for i, c in enumerate(candidates)}
+    kept = [pos[j] for j in keep if j in pos]
+
+    def pick(a):
+        return None if a is None else np.asarray(a)[kept].copy()
+
+    return Bounds(pick(b.x_lo), pick(b.x_hi), b.y_lo, b.y_hi, source=b.source)

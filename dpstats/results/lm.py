@@ -1,0 +1,211 @@
+"""Result objects returned by :func:`dpstats.dp_lm` (and later ``dp_glm``).
+
+Results are frozen and hold **released values and public metadata only**: no rows, residuals,
+true row count, data bounds or raw selection scores. ``predict`` and ``score`` evaluate the
+released coefficients on data the *user* supplies; their outputs are not private releases of the
+training data and never appear in a summary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import PredictionError
+from ..mechanisms.accountant import Charge
+from ..mechanisms.ptr import PTRReport
+
+__all__ = ["PTRReport", "SelectionReport", "DPLMResult"]
+
+
+def charges_total(charges) -> tuple[float, float]:
+    """(eps, delta) of a list of charges under basic composition."""
+    return (math.fsum(c.eps for c in charges), math.fsum(c.delta for c in charges))
+
+
+def charges_frame(charges) -> pd.DataFrame:
+    """Charges as a DataFrame: stage, mechanism, eps, delta, detail."""
+    cols = ["stage", "mechanism", "eps", "delta", "detail"]
+    return pd.DataFrame([{k: getattr(c, k) for k in cols} for c in charges], columns=cols)
+
+
+@dataclass(frozen=True)
+class SelectionReport:
+    """Which terms a private selector picked, in selection order, and what it cost."""
+
+    method: str
+    k: int
+    selected: tuple[str, ...]
+    eps: float
+    ordered: bool = True
+
+
+@dataclass(frozen=True)
+class FitSpec:
+    """Data-free description of the design, enough to rebuild X for new data."""
+
+    formula: str
+    expanded: str
+    label: str
+    columns: tuple[str, ...]
+    has_intercept: bool
+    model_spec: object
+    levels_from_data: tuple[str, ...] = ()
+
+    @property
+    def spec(self) -> object:
+        """The formulaic model spec of the right-hand side (holds no rows)."""
+        return self.model_spec
+
+
+@dataclass(frozen=True, eq=False)
+class DPLMResult:
+    """A differentially private linear model fit.
+
+    Attributes
+    ----------
+    params : pandas.Series
+        Released coefficients indexed by design-matrix column (Intercept first). All NaN when
+        the PTR check failed (``released`` is False). Columns not selected are 0.
+    selected : list of str
+        Selected terms in selection order (``[]`` when no selection ran).
+    ptr : PTRReport or None
+        The PTR check, when the method has one.
+    released : bool
+        False when PTR failed or too few rows were available.
+    spent : tuple of float
+        (eps, delta) charged by this fit.
+    n_noisy : float or None
+        The privately estimated row count, when one was released.
+    """
+
+    params: pd.Series
+    spec: FitSpec
+    method: str
+    eps: float
+    delta: float
+    charges: tuple[Charge, ...]
+    released: bool
+    private: bool = True
+    selector: str | None = None
+    k: int | None = None
+    selected: list[str] = field(default_factory=list)
+    selection: SelectionReport | None = None
+    ptr: PTRReport | None = None
+    n_noisy: float | None = None
+    m: int | None = None
+    depth: int | None = None
+    max_depth: int | None = None
+    seeded: bool = False
+    split: dict | None = None
+    notes: tuple[str, ...] = ()
+    #: Why nothing was released: "ptr_failed", "too_few_models" or None.
+    unreleased_reason: str | None = None
+    #: Released clipping box ``(lo, hi)`` over the design columns for methods that fit the
+    #: winsorised predictor (AdaSSP, BAS); ``predict`` and ``score`` clip inputs to it.
+    clip: tuple | None = None
+
+    # -- budget ----------------------------------------------------------------------------
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(eps, delta) actually charged by this fit (basic composition of its ledger)."""
+        return charges_total(self.charges)
+
+    @property
+    def ledger(self) -> pd.DataFrame:
+        """The fit's charges: stage, mechanism, eps, delta, detail."""
+        return charges_frame(self.charges)
+
+    @property
+    def formula(self) -> str:
+        """The formula as written by the user."""
+        return self.spec.formula
+
+    # -- using the released model ----------------------------------------------------------
+    def predict(self, newdata: pd.DataFrame) -> pd.Series:
+        """Predictions ``X_new @ params`` for user-supplied data (not a private release).
+
+        Rows with missing inputs get NaN. When the PTR check failed all predictions are NaN.
+        Methods fitted on clipped inputs (AdaSSP, BAS) clip ``X_new`` to the released box first;
+        for the others a row with an infinite input gets a non-finite prediction. ``newdata``
+        may be a DataFrame or a dict of equal-length columns.
+        """
+        from ..formula.checks import _check_frame
+        from ..formula.design import design_for_new_data
+        newdata = _check_frame(newdata, "newdata")
+        X = self._clipped(design_for_new_data(self.spec, newdata))
+        with np.errstate(over="ignore", invalid="ignore"):  # inf inputs give inf/NaN rows
+            pred = X @ self.params.to_numpy()
+        index = newdata.index if len(newdata) == len(pred) else None
+        return pd.Series(pred, index=index, name="predicted")
+
+    def score(self, newdata: pd.DataFrame) -> float:
+        """R^2 of the released model on user-supplied data with the label column.
+
+        Not private: it reads ``newdata`` directly, so use it on data you may look at
+        (e.g. a public test set). NaN when the model was not released.
+        """
+        from ..formula.design import response_for_new_data
+        X, y = response_for_new_data(self.spec, newdata)  # checks newdata, finite values
+        if y.size == 0:
+            raise PredictionError("score(newdata): no complete rows to score; "
+                                  "newdata needs the label and every model variable")
+        if not self.released:
+            return float("nan")
+        resid = y - self._clipped(X) @ self.params.to_numpy()
+        tss = float(np.sum((y - y.mean()) ** 2))
+        return 1.0 - float(resid @ resid) / tss if tss > 0 else float("nan")
+
+    def _clipped(self, X: np.ndarray) -> np.ndarray:
+        if self.clip is None:
+            return X
+        return np.clip(X, self.clip[0], self.clip[1])
+
+    def tidy(self) -> pd.DataFrame:
+        """One row per design column: term, estimate, selected (and its selection rank)."""
+        sel = {name: i + 1 for i, name in enumerate(self.selected)}
+        rows = []
+        for name, est in self.params.items():
+            rank = sel.get(name)
+            rows.append({"term": name, "estimate": float(est),
+                         "selected": (rank is not None) or not self.selected
+                         or name == "Intercept",
+                         "selection_rank": rank})
+        return pd.DataFrame(rows, columns=["term", "estimate", "selected", "selection_rank"])
+
+    # -- display ---------------------------------------------------------------------------
+    def summary(self):
+        """A :class:`~dpstats.results.summary.Summary` that prints as text and renders as HTML."""
+        from .summary import Summary
+        return Summary.from_result(self)
+
+    def plot(self, **kwargs):
+        """Dot plot of the released coefficients with the selected terms marked.
+
+        Draws released quantities only (never the data or the Tukey depth regions); see
+        :func:`dpstats.results.plot.coef_plot` for the options. Needs matplotlib
+        (``pip install dpstats[plot]``).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from .plot import coef_plot
+        return coef_plot(self, **kwargs)
+
+    def __repr__(self) -> str:
+        status = "released" if self.released else "NOT released (PTR failed)"
+        if not self.private:
+            status = "NOT PRIVATE"
+        e, d = self.spent
+        return (f"<DPLMResult {self.formula!r} method={self.method} {status}; "
+                f"spent eps={e:.4g}, delta={d:.3g}>")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
