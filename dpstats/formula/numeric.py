@@ -12,7 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["NumericSpec", "fast_dot_spec", "complete_rows"]
+__all__ = ["NumericSpec", "fast_dot_spec", "complete_rows", "INTERCEPT"]
+
+#: Name of the intercept column of every design (formulaic names it so too).
+INTERCEPT = "Intercept"
 
 _DOT_RHS = {".": True, ".-1": False, ".+0": False, "0+.": False, "-1+.": False, "1+.": True,
             ".+1": True}
@@ -30,7 +33,7 @@ class NumericSpec:
         self.names = list(names)
         self.intercept = bool(intercept)
         self.required_variables = set(self.names)
-        self.column_names = (["Intercept"] if intercept else []) + self.names
+        self.column_names = ([INTERCEPT] if intercept else []) + self.names
 
     def get_model_matrix(self, rows: pd.DataFrame, **_: object) -> np.ndarray:
         """Design rows for ``rows`` (which must hold the named columns)."""
