@@ -1,7 +1,7 @@
 """The selection stage of the pipelines: which selector runs, and running it on a design.
 
-Shared by :func:`dpstats.dp_lm` and :func:`dpstats.select`. Orchestration only: the selectors'
-mechanisms add the noise and charge the ledger.
+Shared by :func:`dpstats.dp_lm`, :func:`dpstats.dp_glm` and :func:`dpstats.select`.
+Orchestration only: the selectors' mechanisms add the noise and charge the ledger.
 
 The ``select="auto"`` rule reads public quantities (the formula, ``k``, the selection budget)
 and the released row count ``n_hat`` only:
@@ -25,11 +25,12 @@ import numbers
 import numpy as np
 
 from ..errors import ValidationError
+from ..formula.numeric import INTERCEPT
 from ..selection import SELECTORS, Selection, get_selector
 
 __all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
-           "run_selection", "candidate_columns", "check_groups", "check_bounds_arg",
-           "check_bounds_for", "bounds_for_kept"]
+           "run_selection", "selection_stage", "candidate_columns", "check_groups",
+           "check_bounds_arg", "check_bounds_for", "bounds_for_kept"]
 
 #: Values accepted by ``select=``.
 SELECT_CHOICES = ("auto", None, *SELECTORS)
@@ -40,7 +41,7 @@ AUTO_SNR = 4.0
 
 def candidate_columns(columns, has_intercept: bool) -> list[int]:
     """Indices of the design columns that may be selected (all but the intercept)."""
-    return [i for i, c in enumerate(columns) if not (has_intercept and c == "Intercept")]
+    return [i for i, c in enumerate(columns) if not (has_intercept and c == INTERCEPT)]
 
 
 def resolve_selector(select, n_candidates: int, k: int) -> tuple[str | None, str | None]:
@@ -103,6 +104,25 @@ def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[
     mapped = tuple(candidates[i] for i in sel.indices)
     return Selection(indices=mapped, method=sel.method, eps=sel.eps, ordered=sel.ordered,
                      info=sel.info)
+
+
+def selection_stage(request, design, candidates: list[int], selector: str | None, plan):
+    """The selection stage of a fit: decide ``"auto"`` from the released row count, run the
+    selector on the candidate columns with the plan's selection budget, and return
+    ``(selector, selection, keep)``: the selector that ran (None for none), its
+    :class:`~dpstats.selection.Selection` (or None) and the design columns kept (the
+    non-candidates, e.g. the intercept, are always kept)."""
+    p = len(design.columns)
+    if selector == "auto":
+        selector = auto_selector(plan.n_noisy, len(candidates), request.k, plan.eps_sel)
+    if not selector:
+        return selector, None, list(range(p))
+    selection = run_selection(selector, design.X, design.y, candidates, k=request.k,
+                              eps=plan.eps_sel, rng=request.rng, ledger=plan.ledger,
+                              n_noisy=plan.n_noisy, groups=request.groups,
+                              bounds=request.bounds, names=design.columns)
+    keep = sorted(set(range(p)) - set(candidates) | set(selection.indices))
+    return selector, selection, keep
 
 
 def check_groups(groups) -> object:

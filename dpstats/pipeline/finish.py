@@ -1,0 +1,69 @@
+"""The result of each entry point, from a request and what :func:`~dpstats.pipeline.run.run`
+produced: :class:`~dpstats.results.lm.DPLMResult` (``dp_lm``),
+:class:`~dpstats.results.glm.DPGLMResult` (``dp_glm``) and
+:class:`~dpstats.results.selection.SelectionResult` (``select``).
+
+Post-processing only: released values and public metadata go into the results.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..results.glm import DPGLMResult
+from ..results.lm import DPLMResult, FitSpec
+from ..results.selection import SelectionResult
+from .assemble import released_params, result_fields
+from .request import FitRequest
+from .run import Outcome
+
+__all__ = ["lm_result", "glm_result", "selection_result", "fit_spec"]
+
+
+def fit_spec(design) -> FitSpec:
+    """The public description of a design that a result keeps (formula, columns, spec)."""
+    return FitSpec(formula=design.formula, expanded=design.expanded, label=design.label,
+                   columns=tuple(design.columns), has_intercept=design.has_intercept,
+                   model_spec=design.spec, levels_from_data=tuple(design.levels_from_data))
+
+
+def lm_result(request: FitRequest, out: Outcome) -> DPLMResult:
+    """The result of ``dp_lm`` (the non-private ``"ols"`` baseline says it is not private)."""
+    design = out.design
+    if request.method == "ols":
+        return DPLMResult(params=pd.Series(out.est.params, index=design.columns, name="coef"),
+                          spec=fit_spec(design), method="ols", eps=request.eps,
+                          delta=request.delta, charges=(), released=True, private=False,
+                          seeded=request.seeded, notes=tuple(out.notes))
+    params, clip = released_params(out.est, design, out.keep, out.notes, request.bounds,
+                                   out.names, out.m_used)
+    return DPLMResult(params=params, clip=clip, **_fit_fields(request, out))
+
+
+def glm_result(request: FitRequest, out: Outcome) -> DPGLMResult:
+    """The result of ``dp_glm``."""
+    params, clip = released_params(out.est, out.design, out.keep, out.notes, request.bounds,
+                                   out.names, out.m_used)
+    return DPGLMResult(params=params, clip=clip, family=request.family,
+                       response_levels=out.levels, **_fit_fields(request, out))
+
+
+def _fit_fields(request: FitRequest, out: Outcome) -> dict:
+    """Fields shared by the results of ``dp_lm`` and ``dp_glm`` besides params and clip."""
+    plan = out.plan
+    return dict(spec=fit_spec(out.design), method=request.method, eps=request.eps,
+                delta=request.delta,
+                **result_fields(design=out.design, selection=out.selection, k=request.k,
+                                est=out.est, ledger=plan.ledger, selector=out.selector,
+                                n_noisy=plan.n_noisy, seeded=request.seeded, split=plan.split,
+                                notes=out.notes))
+
+
+def selection_result(request: FitRequest, out: Outcome) -> SelectionResult:
+    """The result of ``select``."""
+    design, sel = out.design, out.selection
+    return SelectionResult(selected=[design.columns[i] for i in sel.indices],
+                           method=out.selector, k=request.k, candidates=len(out.candidates),
+                           eps=request.eps, charges=out.plan.ledger.charges,
+                           formula=design.formula, label=design.label, ordered=sel.ordered,
+                           n_noisy=out.plan.n_noisy, seeded=request.seeded)

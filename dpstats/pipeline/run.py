@@ -1,0 +1,125 @@
+"""``run(request)``: the one pipeline behind ``dp_lm``, ``dp_glm`` and ``select``.
+
+shared budget check -> design (validates the data; charges nothing) -> column checks ->
+budget plan (ledger, stage shares, private n) -> selection -> estimation. Every check that can
+refuse a fit runs before the first charge, and the fit's RNG is drawn from in stage order
+(private n, selection, regression). Orchestration only: mechanisms add the noise.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+
+from ..errors import DataError, NotPrivateWarning, ValidationError
+from ..estimators import Estimate, get_estimator
+from ..formula.design import Design, build_design
+from ..selection import Selection
+from .budget import BudgetPlan, plan_budget
+from .estimate import estimate_kept
+from .glm_design import binary_design
+from .request import FitRequest
+from .select import candidate_columns, check_bounds_for, resolve_selector, selection_stage
+
+__all__ = ["run", "Outcome", "check_rows"]
+
+
+@dataclass(frozen=True, eq=False)
+class Outcome:
+    """What a run produced, for the result builders of :mod:`dpstats.pipeline.finish`.
+
+    ``notes`` is a list the result builders may still append to; ``plan`` is None only for the
+    non-private ``method="ols"``, ``est`` is None for ``select``.
+    """
+
+    design: Design
+    notes: list[str]
+    levels: tuple | None = None
+    candidates: list[int] = field(default_factory=list)
+    selector: str | None = None
+    selection: Selection | None = None
+    keep: list[int] = field(default_factory=list)
+    plan: BudgetPlan | None = None
+    est: Estimate | None = None
+    m_used: object = None
+    names: list[str] = field(default_factory=list)
+
+
+def run(request: FitRequest) -> Outcome:
+    """Carry out a validated request: design -> budget plan -> selection -> estimation."""
+    if request.budget is not None:   # the shared budget can pay: checked before the data
+        request.budget.check(request.eps, request.delta)
+    if request.kind == "glm":
+        design, levels = binary_design(request.formula, request.data)
+    else:
+        design, levels = build_design(request.formula, request.data), None
+    notes = _design_notes(request, design, levels)
+    if request.method == "ols":
+        return _run_ols(design, notes)
+    candidates = candidate_columns(design.columns, design.has_intercept)
+    selector = _check_columns(request, design, candidates, notes)
+    plan = plan_budget(request, design.X.shape[0], selector)
+    selector, selection, keep = selection_stage(request, design, candidates, selector, plan)
+    out = Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
+                  selector=selector, selection=selection, keep=keep, plan=plan)
+    if request.kind == "select":
+        return out
+    est, m_used, names = estimate_kept(request, design, candidates, keep, plan)
+    return replace(out, est=est, m_used=m_used, names=names)
+
+
+def check_rows(n: int, p: int, p_fit: int) -> None:
+    """The regression needs at least as many complete rows as the columns it fits."""
+    if n < p_fit:
+        what = (f"the design has more columns ({p})" if p_fit == p else
+                f"the regression after selection fits more columns ({p_fit})")
+        raise DataError(f"{what} than there are rows with complete data; use fewer terms "
+                        "(or select=..., smaller k) or more rows")
+
+
+def _design_notes(request: FitRequest, design: Design, levels: tuple | None) -> list[str]:
+    """Notes about the design: category levels read from the data (dp_lm), the coding of a
+    two-level response (dp_glm)."""
+    if request.kind == "lm" and design.levels_from_data:
+        return ["Category levels of " + ", ".join(design.levels_from_data) + " were read "
+                "from the data (not private); declare them to avoid this."]
+    if levels is not None:
+        return [f"Response {design.label!r} coded 0 = {levels[0]!r}, 1 = {levels[1]!r} "
+                "(declared level order)."]
+    return []
+
+
+def _check_columns(request: FitRequest, design: Design, candidates: list[int],
+                   notes: list[str]) -> str | None:
+    """Checks of the design's columns against the request (charging nothing); returns the
+    selector to run (None for none, ``"auto"`` while undecided)."""
+    k = request.k
+    if request.kind == "select":
+        if not candidates:
+            raise ValidationError(f"`formula` {design.formula!r} has no terms to select from "
+                                  "(the intercept is never selected); add terms, e.g. 'y ~ .'")
+        if k > len(candidates):
+            raise ValidationError(f"k={k} but the formula has only {len(candidates)} candidate "
+                                  "terms (the intercept is never selected); use a smaller k")
+        check_bounds_for(request.bounds, design.columns, candidates)
+        return request.selector
+    check_bounds_for(request.bounds, design.columns, candidates)
+    selector, skip_note = resolve_selector(request.selector, len(candidates), k)
+    n, p = design.X.shape
+    # the regression sees the non-candidate columns plus the k selected ones
+    check_rows(n, p, p - len(candidates) + k if selector else p)
+    if skip_note:
+        notes.append(skip_note)
+    return selector
+
+
+def _run_ols(design: Design, notes: list[str]) -> Outcome:
+    """dp_lm's non-private baseline: least squares on all columns, nothing charged."""
+    n, p = design.X.shape
+    check_rows(n, p, p)
+    warnings.warn("method='ols' is NOT differentially private: it is the non-private baseline. "
+                  "Do not release its output.", NotPrivateWarning, stacklevel=4)
+    est = get_estimator("ols")(design.X, design.y)
+    notes.append("NOT PRIVATE: ordinary least squares on the raw data (baseline only).")
+    return Outcome(design=design, notes=notes, est=est, keep=list(range(p)),
+                   names=list(design.columns))
