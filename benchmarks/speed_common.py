@@ -122,10 +122,13 @@ def stage_times(out: dict):
     """Accumulate into ``out`` the wall seconds of each stage of ``dp_lm`` (patched calls)."""
     import dpstats._kernels.kendall_ranks as kr
     import dpstats._kernels.lasso as lasso
-    import dpstats.api.lm as api
     import dpstats.estimators.tukey.linear as tukey
-    targets = [(api, "build_design", "design"), (api, "private_count", "private n"),
-               (api, "run_selection", "selection"), (api, "choose_m", "choose m"),
+    import dpstats.pipeline.budget as budget
+    import dpstats.pipeline.estimate as estimate
+    import dpstats.pipeline.run as run
+    import dpstats.pipeline.select as select
+    targets = [(run, "build_design", "design"), (budget, "private_count", "private n"),
+               (select, "run_selection", "selection"), (estimate, "choose_m", "choose m"),
                (kr, "permuted_ranks", "  kendall: ranks"),
                (kr, "discordant_ranked", "  kendall: discordant pairs"),
                (lasso, "lasso_topk_support", "  sublasso: group Lasso paths"),

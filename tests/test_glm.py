@@ -11,10 +11,11 @@ import statsmodels.api as sm
 
 import dpstats as dp
 from dpstats._kernels.logistic import group_logistic, group_logistic_reference
-from dpstats.api.glm import _indicator_bounds, dp_glm
+from dpstats.api.glm import dp_glm
 from dpstats.errors import DataError, PredictionError, UnknownMethodError, ValidationError
 from dpstats.estimators.tukey.glm import choose_m_glm
 from dpstats.estimators.tukey.glm import estimate as tukey_glm
+from dpstats.pipeline.glm_design import indicator_bounds as _indicator_bounds
 from dpstats.results.glm import DPGLMResult
 
 HAS_FW = importlib.util.find_spec("dpstats.estimators.fw") is not None
@@ -281,3 +282,37 @@ def test_dpgd_predictions_clip_to_the_released_box(frame):
     far = pd.DataFrame({"x1": [1.0, 50.0], "x2": [-1.0, -50.0]})
     link = fit.predict(far, type="link")
     assert link.iloc[0] == pytest.approx(link.iloc[1])
+
+
+# -- rows against the columns fitted after selection (the same check as dp_lm) ----------------
+def _wide(n=30, p=60, seed=21):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.normal(size=(n, p)), columns=[f"g{j}" for j in range(p)])
+    df["y"] = (df.g3 - df.g7 + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return df
+
+
+@pytest.mark.parametrize("method", ["dpgd", "tukey"])
+def test_more_columns_than_rows_fits_when_selection_leaves_few(method):
+    """30 rows x 60 columns with select="kendall", k=2: the regression fits 3 columns, so
+    dp_glm fits (as dp_lm does) instead of refusing n < p before the selection."""
+    df = _wide()
+    b = dp.Budget(10.0, 1e-3)
+    fit = dp_glm("y ~ .", df, eps=2.0, method=method, select="kendall", k=2, budget=b,
+                 random_state=22)
+    lm_fit = dp.dp_lm("y ~ .", df, eps=2.0, select="kendall", k=2, random_state=22)
+    assert isinstance(fit, DPGLMResult) and fit.selector == "kendall"
+    assert len(fit.selected) == 2 == len(lm_fit.selected)
+    assert set(fit.params.index) == set(df.columns) - {"y"} | {"Intercept"}
+    assert (fit.params.drop(["Intercept", *fit.selected]) == 0).all() or not fit.released
+    assert "selection" in set(fit.ledger.stage) and 0 < b.spent[0] <= 2.0 + 1e-12
+    if method == "tukey":            # 30 rows give too few models: withheld, not refused
+        assert not fit.released and fit.unreleased_reason == "too_few_models"
+
+
+@pytest.mark.parametrize("fit", [dp_glm, dp.dp_lm], ids=["dp_glm", "dp_lm"])
+def test_k_too_large_for_the_rows_is_refused_before_anything_is_charged(fit):
+    b = dp.Budget(10.0, 1e-3)
+    with pytest.raises(DataError, match=r"after selection fits more columns \(41\)"):
+        fit("y ~ .", _wide(), eps=2.0, select="kendall", k=40, budget=b, random_state=0)
+    assert b.spent == (0.0, 0.0) and len(b.ledger) == 0

@@ -90,19 +90,13 @@ def _configs(configs) -> list[tuple[str, object]]:
 
 def _check_options(name: str, model: str, spec: Mapping, unknown: list, params) -> None:
     """Keys of a config that are not dp_lm/dp_glm arguments must be options of its method."""
-    from ..api.glm import _check_method_opts
-    from ..api.lm import _check_lm_opts
+    from ..estimators import METHODS
+    from ..pipeline.request import GLM_METHODS, check_options
     method = spec.get("method", params["method"].default)
     opts = {key: spec[key] for key in unknown}
-    from ..api.glm import GLM_METHODS
-    from ..estimators import METHODS
     try:
-        if model == "lm":
-            check_choice(method, METHODS, "method")
-            _check_lm_opts(method, opts, 1e-5)
-        else:
-            check_choice(method, GLM_METHODS, "method")
-            _check_method_opts(method, opts, 1e-5)
+        check_choice(method, METHODS if model == "lm" else GLM_METHODS, "method")
+        check_options(model, method, opts, 1e-5)
     except DPStatsError as err:
         raise ValidationError(f"configs[{name!r}]: {unknown} are not arguments of dp_{model} "
                               f"or options of method={method!r} ({err}); see "
