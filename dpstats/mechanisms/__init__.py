@@ -10,6 +10,7 @@ module          responsibility
 ==============  ==================================================================
 ``accountant``  charges, per-fit ledgers, shared budgets, composition
 ``rng``         the OS-CSPRNG generator and ``random_state`` handling
+``sampling``    data-independent draws: random groups, row orders, tie-breaking jitter
 ``noise``       grid Laplace / Gaussian samplers (used by mechanisms only)
 ``discrete``    exact discrete Laplace and Gaussian samplers
 ``additive``    Laplace, Gaussian (analytic calibration), private row count
@@ -36,7 +37,9 @@ _EXPORTS = {"laplace": "additive", "gaussian": "additive", "analytic_gaussian_si
             "private_count": "additive", "private_centre_value": "centre",
             "exponential": "choice", "peel_topk": "choice", "lipschitz_topk": "lipschitz",
             "GaussianGDP": "gdp", "gdp_delta": "gdp", "gdp_mu": "gdp",
-            "ptr_check": "ptr", "private_bounds": "bounds", "private_quantile": "bounds"}
+            "ptr_check": "ptr", "private_bounds": "bounds", "private_quantile": "bounds",
+            "random_groups": "sampling", "random_permutation": "sampling",
+            "uniform_jitter": "sampling"}
 
 __all__ = sorted(_EXPORTS)
 

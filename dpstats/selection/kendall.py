@@ -31,6 +31,7 @@ import numpy as np
 
 from ..mechanisms import exponential
 from ..mechanisms.accountant import Ledger
+from ..mechanisms.sampling import random_permutation
 from ..validation import check_eps
 from . import Selection
 from .checks import check_xy_k
@@ -50,7 +51,7 @@ def tie_free_ranks(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     every untied pair, and tied pairs are ordered at random (independently of the data).
     """
     from .._kernels.kendall import stable_ranks
-    perm = rng.permutation(X.shape[0])
+    perm = random_permutation(X.shape[0], rng)
     R = stable_ranks(X[perm])
     ry = stable_ranks(y[perm][:, None])[:, 0]
     return R, ry
@@ -63,7 +64,7 @@ def permuted_rows(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     kendall_scaled_tiebroken`) the statistics equal those on :func:`tie_free_ranks` drawn with
     the same generator state.
     """
-    perm = rng.permutation(X.shape[0])
+    perm = random_permutation(X.shape[0], rng)
     Xp = np.empty(X.shape, order="F")
     for j in range(X.shape[1]):
         Xp[:, j] = X[perm, j]
@@ -116,7 +117,7 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
     eps = check_eps(eps)
     from .._kernels.kendall_ranks import discordant_ranked, permuted_ranks
     n, d = X.shape
-    perm = rng.permutation(n)                  # the data-independent tie-breaking order
+    perm = random_permutation(n, rng)          # the data-independent tie-breaking order
     R = permuted_ranks(X, perm)                # (d, n) int32, ranked once
     ry = permuted_ranks(y[:, None], perm)[0]
     base = np.abs(_scaled(discordant_ranked(R, ry), n))

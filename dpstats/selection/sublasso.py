@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..mechanisms import peel_topk
 from ..mechanisms.accountant import Ledger
+from ..mechanisms.sampling import random_groups
 from ..validation import check_eps
 from . import Selection
 from .checks import check_xy_k
@@ -104,7 +105,7 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
     n, d = X.shape
     m = n_groups(groups, n_noisy, d + 1)
     from .._kernels.lasso import lasso_topk_support, support_votes
-    labels = rng.integers(0, m, size=n, dtype=np.int64)
+    labels = random_groups(n, m, rng)
     support = lasso_topk_support(np.ascontiguousarray(X), y, labels, m, k)
     votes = support_votes(support, d).astype(np.float64)
     idx = peel_topk(votes, k, 1.0, eps, rng, ledger, stage=stage,
