@@ -34,9 +34,14 @@ from ..mechanisms.accountant import Ledger
 from ..mechanisms.sampling import random_permutation
 from ..validation import check_eps
 from . import Selection
-from .checks import check_xy_k
+from .checks import check_selector_inputs
 
-__all__ = ["select", "SENS_FIRST", "SENS_LATER"]
+__all__ = ["select", "SENS_FIRST", "SENS_LATER", "CONTEXT", "OPTIONS"]
+
+#: Keywords the pipeline supplies (see :func:`dpstats.selection.run_selector`).
+CONTEXT = ("stage",)
+#: User options: none (DPKendall needs only ``k`` and ``eps``).
+OPTIONS = ()
 
 #: Sensitivity of the round-1 score |tau_hat(x_j, y)| (003 Lemma 3.2).
 SENS_FIRST = 1.5
@@ -79,7 +84,7 @@ def _scaled(D: np.ndarray, n: int) -> np.ndarray:
 
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
-           ledger: Ledger | None = None, stage: str = "selection", **_: object) -> Selection:
+           ledger: Ledger | None = None, stage: str = "selection") -> Selection:
     """Select ``k`` columns of ``X`` by DPKendall (003 Algorithm 1).
 
     Parameters
@@ -113,7 +118,7 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
     >>> select(X, y, k=2, eps=50.0, rng=rng).indices
     (4, 1)
     """
-    X, y, k = check_xy_k(X, y, k)
+    X, y, k = check_selector_inputs(X, y, k)
     eps = check_eps(eps)
     from .._kernels.kendall_ranks import discordant_ranked, permuted_ranks
     n, d = X.shape
