@@ -19,7 +19,8 @@ module          responsibility
 ``gdp``         Gaussian DP accounting of planned Gaussian releases
 ``plan``        budget charged up front for a plan of releases; forfeits
 ``ptr``         propose-test-release for the Tukey mechanism
-``bounds``      public bounds parsing; private quantiles and clipping bounds
+``bounds``      private quantiles and clipping bounds (public ones re-exported)
+``clipping``    public clipping bounds: parsing, the fixed map into [-1, 1]
 ``centre``      private location of one column on a public grid
 ``tukey_em``    the restricted exponential mechanism over Tukey depth
 ==============  ==================================================================
