@@ -1,8 +1,8 @@
 """The coefficient plot of a private fit (matplotlib, imported on first use).
 
 Only released quantities are ever drawn: a fit's released coefficients and which terms were
-selected. Nothing here reads
-the training data, the Tukey depth regions or the subset models, which are not private.
+selected. Nothing here reads the training data, the Tukey depth regions or the subset models,
+which are not private.
 
 matplotlib is an optional dependency: ``pip install dpstats[plot]``.
 """

@@ -65,9 +65,9 @@ def tie_free_ranks(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
 def permuted_rows(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     """Rows of ``X`` (Fortran order) and ``y`` in a data-independent random order.
 
-    With ties broken by position in this order (:func:`~dpstats._kernels.kendall.
-    kendall_scaled_tiebroken`) the statistics equal those on :func:`tie_free_ranks` drawn with
-    the same generator state.
+    With ties broken by position in this order
+    (:func:`~dpstats._kernels.kendall.kendall_scaled_tiebroken`) the statistics equal those on
+    :func:`tie_free_ranks` drawn with the same generator state.
     """
     perm = random_permutation(X.shape[0], rng)
     Xp = np.empty(X.shape, order="F")

@@ -4,8 +4,9 @@ Rows draw independent uniform group labels in ``{0..m-1}``, so adding or removin
 changes exactly one group. Each group fits a non-private Lasso path, stopped when k features are
 active (:func:`dpstats._kernels.lasso.lasso_topk_support`: no alpha and no scale to choose), and
 votes 0/1 for its k leading features. One row changes one group's vote, so every count moves by
-at most 1 (l_inf sensitivity 1), and the one-shot Gumbel top-k (:func:`dpstats.mechanisms.
-peel_topk`, noise scale ``2 k / eps``) makes the choice eps-DP under add/remove one row.
+at most 1 (l_inf sensitivity 1), and the one-shot Gumbel top-k
+(:func:`dpstats.mechanisms.peel_topk`, noise scale ``2 k / eps``) makes the choice eps-DP under
+add/remove one row. The labels are drawn by :func:`dpstats.mechanisms.sampling.random_groups`.
 
 Groups: ``"auto"`` is 003's ``m = n_hat / p`` (``p`` = candidate columns + intercept);
 ``"sqrt"`` is Kifer's ``sqrt(n_hat)`` groups of about ``sqrt(n_hat)`` rows (the two-stage
