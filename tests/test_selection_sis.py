@@ -8,7 +8,7 @@ import pytest
 from dpstats.errors import DPStatsError, ValidationError
 from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.bounds import parse_bounds, private_bounds
-from dpstats.selection import Selection, get_selector
+from dpstats.selection import Selection, run_selector
 from dpstats.selection.sis import select, sis_scores
 
 HUGE = 1e7
@@ -116,8 +116,8 @@ def test_validation_before_any_charge(kwargs, name):
 
 def test_registry_and_ignored_options():
     X, y = _data()
-    sel = get_selector("sis")(X, y, k=2, eps=HUGE, rng=np.random.default_rng(0), ledger=None,
-                              bounds=(-5, 5), groups="sqrt", n_noisy=300)
+    sel = run_selector("sis", X, y, k=2, eps=HUGE, rng=np.random.default_rng(0), ledger=None,
+                       bounds=(-5, 5), groups="sqrt", n_noisy=300)
     assert len(sel.indices) == 2 and sel.indices == tuple(sorted(sel.indices))
 
 

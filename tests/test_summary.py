@@ -13,6 +13,7 @@ import pytest
 
 from dpstats.mechanisms.accountant import Charge
 from dpstats.mechanisms.ptr import PTRReport
+from dpstats.results.glm import DPGLMResult
 from dpstats.results.lm import DPLMResult, FitSpec, SelectionReport
 from dpstats.results.summary import WIDTH, Summary, format_number
 
@@ -365,3 +366,39 @@ def test_text_snapshot():
         SNAPSHOT.write_text(text, encoding="utf-8")
     assert SNAPSHOT.exists(), "run with DPSTATS_UPDATE_SNAPSHOTS=1 to create the snapshot"
     assert text == SNAPSHOT.read_text(encoding="utf-8")
+
+
+# ---- repr: released, or why not (from released facts only) ----------------------------------
+_NAN_PARAMS = pd.Series(NAN3, index=["Intercept", "x1", "x2"])
+
+
+def test_released_and_failed_ptr():
+    assert " released; spent" in repr(make_result())
+    assert "NOT released (PTR failed)" in repr(failed_ptr())
+
+
+def test_withheld_without_ptr_gives_the_reason_not_ptr():
+    fit = make_result(method="adassp", params=_NAN_PARAMS, released=False, ptr=None,
+                      unreleased_reason="the private bounds of the response found no histogram "
+                                        "cell above the noise threshold. Give public bounds.")
+    text = repr(fit)
+    assert "PTR" not in text
+    assert "NOT released (the private bounds of the response found no histogram cell above " \
+           "the noise threshold)" in text
+    few = make_result(params=_NAN_PARAMS, released=False, ptr=None,
+                      unreleased_reason="too_few_models")
+    assert "NOT released (too_few_models)" in repr(few)
+    assert "NOT released;" in repr(make_result(params=_NAN_PARAMS, released=False, ptr=None))
+
+
+def test_passed_ptr_but_withheld_is_not_a_ptr_failure():
+    fit = make_result(params=_NAN_PARAMS, released=False, unreleased_reason="zero_volume",
+                      ptr=PTRReport(True, 14.6, 14.6, 9.21, "8.5", 0.1))
+    assert "NOT released (zero_volume)" in repr(fit) and "PTR failed" not in repr(fit)
+
+
+def test_glm_repr_uses_the_same_status():
+    base = failed_ptr()
+    fields = {f: getattr(base, f) for f in base.__dataclass_fields__}
+    fit = DPGLMResult(**fields, family="binomial")
+    assert "family=binomial" in repr(fit) and "NOT released (PTR failed)" in repr(fit)

@@ -116,12 +116,39 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     (['Intercept', 'x', 'z'], (3, 3), 'y ~ (x + z)')
     """
     data = check_data(data, "data")
-    names = list(data.columns)
-    columns = dict.fromkeys(names)
     lhs, rhs = _split_formula(formula)
     fast = fast_dot_spec(lhs, rhs, data)
     if fast is not None:
         return _fast_design(formula, lhs.strip(), fast, data)
+    parsed, expanded, label, used = _parse_sides(lhs, rhs, data)
+    frame = _complete_rows(data, used, parsed)
+    mm = _materialize(lambda: parsed.get_model_matrix(frame, output="numpy", na_action="drop"),
+                      lambda res: res.rhs.model_spec, frame, predict=False)
+    spec = mm.rhs.model_spec
+    cols = [str(c) for c in spec.column_names]
+    if not cols:
+        raise FormulaError(f"`formula` {formula!r} has no terms left on the right of '~'; add "
+                           "at least one column or keep the intercept")
+    X, y = _as_float(mm.rhs), _response(mm.lhs, label, "data")
+    if X.shape[0] == 0:
+        raise DataError(_NO_ROWS.format(arg="data"))
+    _check_values(y[:, None], [label], "data")
+    _check_values(X, cols, "data")
+    from_data = _warn_levels_from_data(spec, frame)
+    return Design(X=X, y=y, columns=cols, label=label, formula=formula, expanded=expanded,
+                  has_intercept=any(str(t) == "1" for t in spec.formula), spec=spec,
+                  levels_from_data=from_data)
+
+
+def _parse_sides(lhs: str, rhs: str, data: pd.DataFrame):
+    """Parse both sides of the formula (``.`` expanded) and check the variables they use.
+
+    Returns ``(parsed, expanded, label, used)``: the formulaic formula, its expanded text, the
+    response label and the data columns used (response first). Raises FormulaError for a bad
+    response or a response among the terms, DataError for unusable dtypes.
+    """
+    names = list(data.columns)
+    columns = dict.fromkeys(names)
     lhs_terms = list(_parse(f"{lhs} ~ 1").lhs)
     lhs_factors = _factors(lhs_terms)
     lhs_cols = _columns_of(lhs_factors, columns)
@@ -140,25 +167,23 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     if both:
         raise FormulaError(f"the response variable(s) {sorted(both)} also appear among the terms; "
                            "remove them from the right of '~' (with '.', write 'y ~ . - x')")
-    frame = _plain_strings(data[list(dict.fromkeys(lhs_cols + rhs_cols))])
+    return parsed, expanded, label, list(dict.fromkeys(lhs_cols + rhs_cols))
+
+
+def _complete_rows(data: pd.DataFrame, used: list, parsed) -> pd.DataFrame:
+    """The ``used`` columns of the rows with no missing value, ready for formulaic."""
+    frame = _plain_strings(data[used])
     complete = frame.notna().all(axis=1).to_numpy()
     if not complete.any():
         raise DataError(_NO_ROWS.format(arg="data"))
     if not complete.all():  # faster than formulaic's per-factor drop; it still drops NaN
         frame = frame[complete].reset_index(drop=True)  # that transforms produce (log(-1))
-    frame = _float_ints(frame, _factors(parsed.lhs) + _factors(parsed.rhs))
-    mm = _materialize(lambda: parsed.get_model_matrix(frame, output="numpy", na_action="drop"),
-                      lambda res: res.rhs.model_spec, frame, predict=False)
-    spec = mm.rhs.model_spec
-    cols = [str(c) for c in spec.column_names]
-    if not cols:
-        raise FormulaError(f"`formula` {formula!r} has no terms left on the right of '~'; add "
-                           "at least one column or keep the intercept")
-    X, y = _as_float(mm.rhs), _response(mm.lhs, label, "data")
-    if X.shape[0] == 0:
-        raise DataError(_NO_ROWS.format(arg="data"))
-    _check_values(y[:, None], [label], "data")
-    _check_values(X, cols, "data")
+    return _float_ints(frame, _factors(parsed.lhs) + _factors(parsed.rhs))
+
+
+def _warn_levels_from_data(spec, frame: pd.DataFrame) -> tuple:
+    """Variables whose category levels were read from the data (warned about, once, to the
+    caller of :func:`build_design`)."""
     from_data = tuple(dict.fromkeys(c or f.expr for f in _categorical_factors(spec)
                                     for c, known in [_categorical_source(f, frame)] if not known))
     if from_data:
@@ -166,10 +191,8 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
             f"the category levels of {list(from_data)} were read from the data, which reveals "
             "without privacy protection which values occur. Declare them instead: "
             "data[col] = pd.Categorical(data[col], categories=[...]) or write "
-            "C(col, levels=[...]) in the formula"), stacklevel=2)
-    return Design(X=X, y=y, columns=cols, label=label, formula=formula, expanded=expanded,
-                  has_intercept=any(str(t) == "1" for t in spec.formula), spec=spec,
-                  levels_from_data=from_data)
+            "C(col, levels=[...]) in the formula"), stacklevel=3)
+    return from_data
 
 
 #: Frames with more columns than this (and at most _CONSOLIDATE_MAX_ENTRIES values) are copied

@@ -10,6 +10,7 @@ module          responsibility
 ==============  ==================================================================
 ``accountant``  charges, per-fit ledgers, shared budgets, composition
 ``rng``         the OS-CSPRNG generator and ``random_state`` handling
+``sampling``    data-independent draws: random groups, row orders, tie-breaking jitter
 ``noise``       grid Laplace / Gaussian samplers (used by mechanisms only)
 ``discrete``    exact discrete Laplace and Gaussian samplers
 ``additive``    Laplace, Gaussian (analytic calibration), private row count
@@ -18,7 +19,8 @@ module          responsibility
 ``gdp``         Gaussian DP accounting of planned Gaussian releases
 ``plan``        budget charged up front for a plan of releases; forfeits
 ``ptr``         propose-test-release for the Tukey mechanism
-``bounds``      public bounds parsing; private quantiles and clipping bounds
+``bounds``      private quantiles and clipping bounds (public ones re-exported)
+``clipping``    public clipping bounds: parsing, the fixed map into [-1, 1]
 ``centre``      private location of one column on a public grid
 ``tukey_em``    the restricted exponential mechanism over Tukey depth
 ==============  ==================================================================
@@ -36,7 +38,9 @@ _EXPORTS = {"laplace": "additive", "gaussian": "additive", "analytic_gaussian_si
             "private_count": "additive", "private_centre_value": "centre",
             "exponential": "choice", "peel_topk": "choice", "lipschitz_topk": "lipschitz",
             "GaussianGDP": "gdp", "gdp_delta": "gdp", "gdp_mu": "gdp",
-            "ptr_check": "ptr", "private_bounds": "bounds", "private_quantile": "bounds"}
+            "ptr_check": "ptr", "private_bounds": "bounds", "private_quantile": "bounds",
+            "random_groups": "sampling", "random_permutation": "sampling",
+            "uniform_jitter": "sampling"}
 
 __all__ = sorted(_EXPORTS)
 

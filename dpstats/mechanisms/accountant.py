@@ -1,8 +1,8 @@
 """Privacy accounting: charges, per-fit ledgers and shared budgets.
 
-The ledger is the single source of truth for what a fit spent. Only mechanisms (in
-:mod:`dpstats.mechanisms` and :mod:`dpstats.mechanisms.ptr`) call :meth:`Ledger.charge`; a summary
-prints the ledger it was given and nothing else.
+The ledger is the single source of truth for what a fit spent. Only the mechanisms in
+:mod:`dpstats.mechanisms` call :meth:`Ledger.charge`; a summary prints the ledger it was given
+and nothing else.
 
 Composition is *basic* (sequential): a list of (eps_i, delta_i)-DP releases is
 (sum eps_i, sum delta_i)-DP. :func:`advanced_composition` gives the tighter bound of

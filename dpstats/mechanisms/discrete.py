@@ -1,9 +1,8 @@
 """Exact integer noise: discrete Laplace and discrete Gaussian (Canonne, Kamath & Steinke 2020).
 
-Used by :mod:`dpstats.mechanisms.noise` (and nothing else). Every random choice is made from 64-bit
-words
-(:func:`random_words`) or bounded integers (``rng.integers``), so the same code runs on a seeded
-``numpy.random.Generator`` and on :class:`dpstats.mechanisms.rng.SecureGenerator`.
+Used by :mod:`dpstats.mechanisms.noise` (and nothing else). Every random choice is made from
+64-bit words (:func:`random_words`) or bounded integers (``rng.integers``), so the same code runs
+on a seeded ``numpy.random.Generator`` and on :class:`dpstats.mechanisms.rng.SecureGenerator`.
 
 Algorithms (CKS 2020, arXiv:2004.00010)
 ---------------------------------------

@@ -6,10 +6,9 @@ replace one here without touching any caller.
 Additive noise is drawn on a grid. The value is rounded to a multiple of a power-of-two
 granularity ``g`` and integer noise in units of ``g`` is added, drawn exactly
 (:mod:`dpstats.mechanisms.discrete`), so the set of possible outputs is ``g * Z`` whatever the
-input.
-This closes the gap-in-support attack on floating-point samplers (Mironov 2012), where the low
-bits of ``value + float_noise`` tell which input produced it. The rounding is paid for in the
-sensitivity:
+input. This closes the gap-in-support attack on floating-point samplers (Mironov 2012), where
+the low bits of ``value + float_noise`` tell which input produced it. The rounding is paid for
+in the sensitivity:
 
 * :func:`grid_laplace` (``g`` about ``2^-20`` of the scale): the L1 sensitivity in grid units is
   ``floor(sensitivity / g) + d`` for d coordinates, and discrete Laplace noise of scale

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..formula.numeric import INTERCEPT
-from ..selection import SELECTORS, Selection, get_selector
+from ..selection import SELECTORS, Selection, run_selector
 
 __all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
            "run_selection", "selection_stage", "candidate_columns", "check_groups",
@@ -98,9 +98,8 @@ def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[
                   bounds="auto", names=None, stage: str = "selection") -> Selection:
     """Run ``selector`` on the candidate columns; returned indices refer to design columns."""
     cols = [names[i] for i in candidates] if names is not None else None
-    sel = get_selector(selector)(_columns(X, candidates), y, k=k, eps=eps, rng=rng, ledger=ledger,
-                                 n_noisy=n_noisy, groups=groups, bounds=bounds, columns=cols,
-                                 stage=stage)
+    sel = run_selector(selector, _columns(X, candidates), y, k=k, eps=eps, rng=rng, ledger=ledger,
+                       n_noisy=n_noisy, groups=groups, bounds=bounds, columns=cols, stage=stage)
     mapped = tuple(candidates[i] for i in sel.indices)
     return Selection(indices=mapped, method=sel.method, eps=sel.eps, ordered=sel.ordered,
                      info=sel.info)

@@ -122,9 +122,7 @@ class DPGLMResult(DPLMResult):
         return float(np.mean(pred == (y == 1.0)))
 
     def __repr__(self) -> str:
-        status = "released" if self.released else "NOT released"
-        if not self.private:
-            status = "NOT PRIVATE"
+        status = self._status()
         e, d = self.spent
         return (f"<DPGLMResult {self.formula!r} family={self.family} method={self.method} "
                 f"{status}; spent eps={e:.4g}, delta={d:.3g}>")

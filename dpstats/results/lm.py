@@ -1,4 +1,4 @@
-"""Result objects returned by :func:`dpstats.dp_lm` (and later ``dp_glm``).
+"""The result of :func:`dpstats.dp_lm` (:class:`DPLMResult`, also the base of ``dp_glm``'s).
 
 Results are frozen and hold **released values and public metadata only**: no rows, residuals,
 true row count, data bounds or raw selection scores. ``predict`` and ``score`` evaluate the
@@ -69,13 +69,14 @@ class DPLMResult:
     ----------
     params : pandas.Series
         Released coefficients indexed by design-matrix column (Intercept first). All NaN when
-        the PTR check failed (``released`` is False). Columns not selected are 0.
+        nothing was released (``released`` is False). Columns not selected are 0.
     selected : list of str
         Selected terms in selection order (``[]`` when no selection ran).
     ptr : PTRReport or None
         The PTR check, when the method has one.
     released : bool
-        False when PTR failed or too few rows were available.
+        False when nothing was released (PTR failed, too few rows, ...;
+        ``unreleased_reason`` says why).
     spent : tuple of float
         (eps, delta) charged by this fit.
     n_noisy : float or None
@@ -102,7 +103,8 @@ class DPLMResult:
     seeded: bool = False
     split: dict | None = None
     notes: tuple[str, ...] = ()
-    #: Why nothing was released: "ptr_failed", "too_few_models" or None.
+    #: Why nothing was released (None when released): a code ("ptr_failed", "too_few_models",
+    #: "zero_volume") or a sentence from the estimator.
     unreleased_reason: str | None = None
     #: Released clipping box ``(lo, hi)`` over the design columns for methods that fit the
     #: winsorised predictor (AdaSSP, BAS); ``predict`` and ``score`` clip inputs to it.
@@ -128,7 +130,7 @@ class DPLMResult:
     def predict(self, newdata: pd.DataFrame) -> pd.Series:
         """Predictions ``X_new @ params`` for user-supplied data (not a private release).
 
-        Rows with missing inputs get NaN. When the PTR check failed all predictions are NaN.
+        Rows with missing inputs get NaN. When nothing was released all predictions are NaN.
         Methods fitted on clipped inputs (AdaSSP, BAS) clip ``X_new`` to the released box first;
         for the others a row with an infinite input gets a non-finite prediction. ``newdata``
         may be a DataFrame or a dict of equal-length columns.
@@ -196,10 +198,20 @@ class DPLMResult:
         from .plot import coef_plot
         return coef_plot(self, **kwargs)
 
-    def __repr__(self) -> str:
-        status = "released" if self.released else "NOT released (PTR failed)"
+    def _status(self) -> str:
+        """Release status for ``repr``, from released facts only: "PTR failed" only when a
+        PTR report says so; otherwise the reason code (or the first sentence of the reason)."""
         if not self.private:
-            status = "NOT PRIVATE"
+            return "NOT PRIVATE"
+        if self.released:
+            return "released"
+        if self.ptr is not None and not self.ptr.passed:
+            return "NOT released (PTR failed)"
+        reason = self.unreleased_reason
+        return f"NOT released ({reason.split('. ')[0]})" if reason else "NOT released"
+
+    def __repr__(self) -> str:
+        status = self._status()
         e, d = self.spent
         return (f"<DPLMResult {self.formula!r} method={self.method} {status}; "
                 f"spent eps={e:.4g}, delta={d:.3g}>")

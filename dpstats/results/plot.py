@@ -1,8 +1,8 @@
 """The coefficient plot of a private fit (matplotlib, imported on first use).
 
 Only released quantities are ever drawn: a fit's released coefficients and which terms were
-selected. Nothing here reads
-the training data, the Tukey depth regions or the subset models, which are not private.
+selected. Nothing here reads the training data, the Tukey depth regions or the subset models,
+which are not private.
 
 matplotlib is an optional dependency: ``pip install dpstats[plot]``.
 """
@@ -115,8 +115,37 @@ def coef_plot(fit, *, intercept: bool = False, terms: str = "auto", scale: str =
     -------
     matplotlib.axes.Axes
     """
-    from .facts import _marker
     plt = pyplot()
+    names, values, marks, ran, hidden = _rows(fit, intercept, terms)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 1.9 + 0.32 * len(names)), layout="constrained")
+    y = np.arange(len(names))
+    ax.axvline(0.0, color=BASELINE_COLOUR, lw=0.8, zorder=0)
+    if fit.released:
+        note = _draw_released(ax, fit, y, values, marks, ran, scale)
+    else:
+        note = _draw_withheld(ax, fit)
+    ax.set_yticks(y, names)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    scale_word = "log-odds " if getattr(fit, "family", None) else ""
+    label = f"released {scale_word}coefficient"
+    if hidden:
+        label += f"; {hidden} unselected terms (fixed at 0) not shown"
+    ax.set_xlabel(label + (f"\n({note})" if note else ""))
+    ax.set_title(_title(fit), fontsize=10, loc="left")
+    ax.grid(axis="x", alpha=0.3)
+    if fit.released and ran:
+        ax.legend(loc="best", fontsize=8, framealpha=0.9)
+    return ax
+
+
+def _rows(fit, intercept: bool, terms: str):
+    """The plot's rows: ``(names, values, marks, ran, hidden)``.
+
+    ``marks`` say how each term entered ("selected #r", "not selected", "estimated", ...),
+    ``ran`` whether a selection ran, ``hidden`` how many unselected terms were left out.
+    """
+    from .facts import _marker
     names = [str(t) for t in fit.params.index]
     values = np.asarray(fit.params, dtype=np.float64)
     keep = [i for i, n in enumerate(names) if intercept or n != "Intercept"] or [0]
@@ -132,41 +161,35 @@ def coef_plot(fit, *, intercept: bool = False, terms: str = "auto", scale: str =
         hidden = len(names) - len(rows)
         names, values = [names[i] for i in rows], values[rows]
         marks = [marks[i] for i in rows]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 1.9 + 0.32 * len(names)), layout="constrained")
-    y = np.arange(len(names))
-    ax.axvline(0.0, color=BASELINE_COLOUR, lw=0.8, zorder=0)
+    return names, values, marks, ran, hidden
+
+
+def _draw_released(ax, fit, y: np.ndarray, values: np.ndarray, marks: list[str], ran: bool,
+                   scale: str) -> str:
+    """Dots for the released coefficients (hollow at 0 for unselected terms) with selection
+    ranks; returns the x-scale note."""
     colour = SELECTED_COLOUR if fit.private else BASELINE_COLOUR
-    if fit.released:
-        est = np.array([not m.startswith("not") for m in marks])
-        if est.any():
-            ax.scatter(values[est], y[est], s=42, color=colour, zorder=3,
-                       label="selected (estimated)" if ran else "estimated")
-        if (~est).any():
-            ax.scatter(np.zeros(int((~est).sum())), y[~est], s=42, facecolors="none",
-                       edgecolors=BASELINE_COLOUR, zorder=3, label="not selected (fixed at 0)")
-        for yi, v, m in zip(y, values, marks, strict=True):
-            if m.startswith("selected #"):
-                ax.annotate(m.removeprefix("selected "), (v, yi), xytext=(6, 4),
-                            textcoords="offset points", fontsize=8, color=colour)
-        note = _xscale(ax, values, scale)
-        ax.margins(x=0.1)
-    else:
-        note = ""
-        ax.set_xlim(-1, 1)
-        ax.set_xticks([])
-        ax.text(0.5, 0.5, _status(fit), transform=ax.transAxes, ha="center", va="center",
-                color=FAIL_COLOUR, fontsize=12, fontweight="bold",
-                bbox={"facecolor": "white", "edgecolor": FAIL_COLOUR, "boxstyle": "round"})
-    ax.set_yticks(y, names)
-    ax.set_ylim(len(names) - 0.5, -0.5)
-    scale_word = "log-odds " if getattr(fit, "family", None) else ""
-    label = f"released {scale_word}coefficient"
-    if hidden:
-        label += f"; {hidden} unselected terms (fixed at 0) not shown"
-    ax.set_xlabel(label + (f"\n({note})" if note else ""))
-    ax.set_title(_title(fit), fontsize=10, loc="left")
-    ax.grid(axis="x", alpha=0.3)
-    if fit.released and ran:
-        ax.legend(loc="best", fontsize=8, framealpha=0.9)
-    return ax
+    est = np.array([not m.startswith("not") for m in marks])
+    if est.any():
+        ax.scatter(values[est], y[est], s=42, color=colour, zorder=3,
+                   label="selected (estimated)" if ran else "estimated")
+    if (~est).any():
+        ax.scatter(np.zeros(int((~est).sum())), y[~est], s=42, facecolors="none",
+                   edgecolors=BASELINE_COLOUR, zorder=3, label="not selected (fixed at 0)")
+    for yi, v, m in zip(y, values, marks, strict=True):
+        if m.startswith("selected #"):
+            ax.annotate(m.removeprefix("selected "), (v, yi), xytext=(6, 4),
+                        textcoords="offset points", fontsize=8, color=colour)
+    note = _xscale(ax, values, scale)
+    ax.margins(x=0.1)
+    return note
+
+
+def _draw_withheld(ax, fit) -> str:
+    """The panel of a fit that released nothing: its status instead of estimates."""
+    ax.set_xlim(-1, 1)
+    ax.set_xticks([])
+    ax.text(0.5, 0.5, _status(fit), transform=ax.transAxes, ha="center", va="center",
+            color=FAIL_COLOUR, fontsize=12, fontweight="bold",
+            bbox={"facecolor": "white", "edgecolor": FAIL_COLOUR, "boxstyle": "round"})
+    return ""

@@ -2,7 +2,13 @@
 
 Every selector has the signature (DESIGN rule 3)::
 
-    select(X, y, *, k, eps, rng, ledger, **opts) -> Selection
+    select(X, y, *, k, eps, rng, ledger, <its context keywords>, <its options>) -> Selection
+
+and accepts exactly the keywords it uses: a misspelt option raises ``TypeError``. Each selector
+module declares them as data: ``CONTEXT`` (keywords the pipeline supplies, e.g. the ledger
+``stage`` or a released row count) and ``OPTIONS`` (user options, as :class:`Option` records
+with type, default and accepted values). :func:`run_selector` runs a selector by name on the
+pipeline's shared keywords, passing it only those it declares.
 
 ``X`` holds the *candidate* columns only: callers drop the intercept before selecting, so the
 intercept never costs selection budget and is always kept (DESIGN rule 6). A selector releases
@@ -21,11 +27,46 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-__all__ = ["Selection", "SELECTORS", "get_selector"]
+__all__ = ["Selection", "SELECTORS", "REQUIRED_KEYWORDS", "Option", "get_selector",
+           "selector_keywords", "selector_options", "run_selector"]
 
 #: Registered selector names.
 SELECTORS = ("kendall", "sublasso", "sis")
+#: Keywords every selector takes (besides ``X`` and ``y``).
+REQUIRED_KEYWORDS = ("k", "eps", "rng", "ledger")
+
+
+class Option(NamedTuple):
+    """One user option of a selector, declared as data (the selector checks it).
+
+    Attributes
+    ----------
+    name : str
+        Keyword name.
+    type : tuple of type
+        Accepted types of the value (``numbers.Real``, ``numbers.Integral``, ``str``, ...;
+        ``bool`` is never a number).
+    default : object
+        Value used when the option is not given.
+    range : (float, float) or None
+        For numbers: the accepted interval, open unless ``closed``.
+    closed : bool
+        Whether both ends of ``range`` are accepted.
+    choices : tuple of str
+        Accepted strings (for a ``str`` value).
+    doc : str
+        One line for help texts.
+    """
+
+    name: str
+    type: tuple
+    default: object
+    range: tuple[float, float] | None = None
+    closed: bool = False
+    choices: tuple[str, ...] = ()
+    doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -54,14 +95,67 @@ class Selection:
     info: dict = field(default_factory=dict)
 
 
-def get_selector(name: str):
-    """Return the ``select`` function registered under ``name``.
-
-    >>> get_selector("kendall").__module__
-    'dpstats.selection.kendall'
-    """
+def _module(name: str):
     if name not in SELECTORS:
         from ..errors import UnknownMethodError
         shown = ", ".join(repr(s) for s in SELECTORS)
         raise UnknownMethodError(f"selector {name!r} is not known; choose one of {shown}")
-    return importlib.import_module(f".{name}", __name__).select
+    return importlib.import_module(f".{name}", __name__)
+
+
+def selector_options(name: str) -> tuple[Option, ...]:
+    """The user options the selector ``name`` declares.
+
+    >>> [o.name for o in selector_options("sis")]
+    ['bounds', 'bounds_share', 'bounds_mode', 'q']
+    >>> selector_options("kendall")
+    ()
+    """
+    return _module(name).OPTIONS
+
+
+def selector_keywords(name: str) -> frozenset[str]:
+    """Every keyword the selector ``name`` accepts: the required ones, its ``CONTEXT`` and its
+    ``OPTIONS``.
+
+    >>> sorted(selector_keywords("sublasso"))
+    ['eps', 'groups', 'k', 'ledger', 'n_noisy', 'rng', 'stage']
+    """
+    module = _module(name)
+    return frozenset((*REQUIRED_KEYWORDS, *module.CONTEXT, *(o.name for o in module.OPTIONS)))
+
+
+def run_selector(name: str, X, y, *, k: int, eps: float, rng, ledger=None, **keywords) -> Selection:
+    """Run the selector ``name``, passing it only the keywords it declares.
+
+    ``keywords`` is the pipeline's shared context (``stage``, ``n_noisy``, ``groups``,
+    ``bounds``, ``columns``, ...): each selector receives the ones in
+    :func:`selector_keywords`, and the others are not its concern (e.g. ``bounds`` meant for
+    the regression when DPKendall selects). A keyword that *no* selector declares is a caller's
+    mistake and raises ``TypeError``.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 4))
+    >>> y = 2 * X[:, 2] + 0.1 * rng.standard_normal(300)
+    >>> run_selector("kendall", X, y, k=1, eps=50.0, rng=rng, ledger=None, n_noisy=300.0,
+    ...              groups="auto", bounds="auto", columns=None, stage="selection").indices
+    (2,)
+    """
+    select = get_selector(name)
+    unknown = sorted(set(keywords) - set().union(*(selector_keywords(s) for s in SELECTORS)))
+    if unknown:
+        raise TypeError(f"run_selector() got keywords that no selector declares: {unknown}")
+    mine = selector_keywords(name)
+    passed = {key: value for key, value in keywords.items() if key in mine}
+    return select(X, y, k=k, eps=eps, rng=rng, ledger=ledger, **passed)
+
+
+def get_selector(name: str):
+    """Return the ``select`` function registered under ``name`` (strict: it accepts exactly the
+    keywords it declares; :func:`run_selector` filters a shared set of keywords for it).
+
+    >>> get_selector("kendall").__module__
+    'dpstats.selection.kendall'
+    """
+    return _module(name).select

@@ -9,11 +9,12 @@ import numpy as np
 from .._kernels.runtime import all_finite
 from ..errors import ValidationError
 
-__all__ = ["check_xy_k"]
+__all__ = ["check_selector_inputs", "check_generator"]
 
 
-def check_xy_k(X, y, k) -> tuple[np.ndarray, np.ndarray, int]:
-    """Return float arrays ``X`` (n, d), ``y`` (n,) and ``k`` after validating them.
+def check_selector_inputs(X, y, k) -> tuple[np.ndarray, np.ndarray, int]:
+    """Return float arrays ``X`` (n, d) of candidate columns, ``y`` (n,) and the number ``k``
+    of columns to select, after validating them.
 
     Raises :class:`~dpstats.errors.ValidationError` naming the argument and the fix.
     """
@@ -32,3 +33,10 @@ def check_xy_k(X, y, k) -> tuple[np.ndarray, np.ndarray, int]:
         raise ValidationError(f"k must be an integer between 1 and the number of candidate "
                               f"columns ({d}); got {k!r}. Use a smaller k or no selection.")
     return X, y, int(k)
+
+
+def check_generator(rng) -> None:
+    """Raise :class:`~dpstats.errors.ValidationError` unless ``rng`` is a numpy Generator."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValidationError(f"rng must be a numpy.random.Generator (see "
+                              f"dpstats.mechanisms.rng.as_rng); got {type(rng).__name__}")

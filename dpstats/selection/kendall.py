@@ -31,11 +31,17 @@ import numpy as np
 
 from ..mechanisms import exponential
 from ..mechanisms.accountant import Ledger
+from ..mechanisms.sampling import random_permutation
 from ..validation import check_eps
 from . import Selection
-from .checks import check_xy_k
+from .checks import check_selector_inputs
 
-__all__ = ["select", "SENS_FIRST", "SENS_LATER"]
+__all__ = ["select", "SENS_FIRST", "SENS_LATER", "CONTEXT", "OPTIONS"]
+
+#: Keywords the pipeline supplies (see :func:`dpstats.selection.run_selector`).
+CONTEXT = ("stage",)
+#: User options: none (DPKendall needs only ``k`` and ``eps``).
+OPTIONS = ()
 
 #: Sensitivity of the round-1 score |tau_hat(x_j, y)| (003 Lemma 3.2).
 SENS_FIRST = 1.5
@@ -50,7 +56,7 @@ def tie_free_ranks(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     every untied pair, and tied pairs are ordered at random (independently of the data).
     """
     from .._kernels.kendall import stable_ranks
-    perm = rng.permutation(X.shape[0])
+    perm = random_permutation(X.shape[0], rng)
     R = stable_ranks(X[perm])
     ry = stable_ranks(y[perm][:, None])[:, 0]
     return R, ry
@@ -59,11 +65,11 @@ def tie_free_ranks(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
 def permuted_rows(X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
     """Rows of ``X`` (Fortran order) and ``y`` in a data-independent random order.
 
-    With ties broken by position in this order (:func:`~dpstats._kernels.kendall.
-    kendall_scaled_tiebroken`) the statistics equal those on :func:`tie_free_ranks` drawn with
-    the same generator state.
+    With ties broken by position in this order
+    (:func:`~dpstats._kernels.kendall.kendall_scaled_tiebroken`) the statistics equal those on
+    :func:`tie_free_ranks` drawn with the same generator state.
     """
-    perm = rng.permutation(X.shape[0])
+    perm = random_permutation(X.shape[0], rng)
     Xp = np.empty(X.shape, order="F")
     for j in range(X.shape[1]):
         Xp[:, j] = X[perm, j]
@@ -78,7 +84,7 @@ def _scaled(D: np.ndarray, n: int) -> np.ndarray:
 
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
-           ledger: Ledger | None = None, stage: str = "selection", **_: object) -> Selection:
+           ledger: Ledger | None = None, stage: str = "selection") -> Selection:
     """Select ``k`` columns of ``X`` by DPKendall (003 Algorithm 1).
 
     Parameters
@@ -112,11 +118,11 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
     >>> select(X, y, k=2, eps=50.0, rng=rng).indices
     (4, 1)
     """
-    X, y, k = check_xy_k(X, y, k)
+    X, y, k = check_selector_inputs(X, y, k)
     eps = check_eps(eps)
     from .._kernels.kendall_ranks import discordant_ranked, permuted_ranks
     n, d = X.shape
-    perm = rng.permutation(n)                  # the data-independent tie-breaking order
+    perm = random_permutation(n, rng)          # the data-independent tie-breaking order
     R = permuted_ranks(X, perm)                # (d, n) int32, ranked once
     ry = permuted_ranks(y[:, None], perm)[0]
     base = np.abs(_scaled(discordant_ranked(R, ry), n))

@@ -1,9 +1,20 @@
 """DP-SIS: private sure independence screening with the canonical Lipschitz top-k (004 Alg. 1).
 
-Every candidate column and the label are mapped into ``[-1, 1]`` by clipping bounds that are
-public or privately estimated (never by data means or maxima), each feature is scored by
-``|x_j^T y|`` on the mapped data, and the k best scores are chosen as a set by
-:func:`~dpstats.mechanisms.lipschitz_topk`.
+Three steps, each its own function:
+
+1. Clipping bounds (:func:`clipping_bounds`): public ones from ``bounds`` cost nothing; any part
+   given as ``"auto"`` is estimated by :func:`~dpstats.mechanisms.bounds.private_bounds` with
+   ``bounds_share * eps`` (exponential-mechanism quantiles, each utility of sensitivity
+   ``max(q, 1 - q)``). Never data means or maxima.
+2. Scores (:func:`sis_scores`): every candidate column and the label are mapped into ``[-1, 1]``
+   with those bounds (centre at the midpoint, divide by the half-width, clip) and each feature
+   is scored by ``|x_j^T y|`` (sensitivity 1 under add/remove one row, since every product
+   lies in ``[-1, 1]``).
+3. Top-k: a k-set is released by :func:`~dpstats.mechanisms.lipschitz_topk` (sensitivity 1)
+   with the rest of ``eps``.
+
+The whole is ``eps``-DP under add/remove one row by basic composition (the scoring uses the
+bounds released in step 1: adaptive composition of the two stages).
 """
 
 from __future__ import annotations
@@ -18,10 +29,26 @@ from ..mechanisms.accountant import Ledger
 from ..mechanisms.bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..mechanisms.lipschitz import lipschitz_topk
 from ..validation import check_choice, check_eps
-from . import Selection
-from .checks import check_xy_k
+from . import Option, Selection
+from .checks import check_generator, check_selector_inputs
 
-__all__ = ["select", "sis_scores"]
+__all__ = ["select", "sis_scores", "clipping_bounds", "CONTEXT", "OPTIONS"]
+
+#: Keywords the pipeline supplies (see :func:`dpstats.selection.run_selector`): column names for
+#: named public bounds, and the ledger stage.
+CONTEXT = ("columns", "stage")
+_BOUNDS = Option("bounds", (str, tuple, list, dict), "auto", choices=("auto",),
+                 doc="clipping bounds: 'auto' (private), (lo, hi) or {'x': ..., 'y': ...}")
+_SHARE = Option("bounds_share", (numbers.Real,), 0.5, range=(0.0, 1.0),
+                doc="share of eps for the private bounds (unused when all bounds are public)")
+_MODE = Option("bounds_mode", (str,), "auto", choices=("auto", "column", "global"),
+               doc="mode of the private bounds (dpstats.mechanisms.bounds.private_bounds)")
+_Q = Option("q", (numbers.Real,), 0.01, range=(0.0, 0.5),
+            doc="tail mass outside each private bound")
+#: User options.
+OPTIONS = (_BOUNDS, _SHARE, _MODE, _Q)
+_SOURCES = {(False, False): "public", (True, True): "private",
+            (True, False): "private x, public y", (False, True): "public x, private y"}
 
 
 def sis_scores(X, y, bounds: Bounds) -> np.ndarray:
@@ -44,18 +71,9 @@ def sis_scores(X, y, bounds: Bounds) -> np.ndarray:
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger | None = None,
            bounds="auto", bounds_share: float = 0.5, bounds_mode: str = "auto",
-           q: float = 0.01, columns=None, stage: str = "selection", **_) -> Selection:
-    """Select k candidate columns by DP-SIS (004 Algorithm 1), as an unordered set.
-
-    Steps: (1) bounds: public ones from ``bounds`` cost nothing; any part given as ``"auto"``
-    is estimated by :func:`~dpstats.mechanisms.bounds.private_bounds` with ``bounds_share * eps``
-    (exponential-mechanism quantiles, each utility of sensitivity ``max(q, 1 - q)``);
-    (2) map columns and ``y`` into ``[-1, 1]`` with those bounds (centre at the midpoint,
-    divide by the half-width, clip) and score ``|x_j^T y|`` (:func:`sis_scores`; sensitivity 1
-    under add/remove one row since every product lies in ``[-1, 1]``); (3) release a k-set
-    with :func:`~dpstats.mechanisms.lipschitz_topk` (sensitivity 1) and the rest of ``eps``.
-    The whole is ``eps``-DP under add/remove one row by basic composition (the scoring uses
-    the bounds released in step 1, which is adaptive composition of the two stages).
+           q: float = 0.01, columns=None, stage: str = "selection") -> Selection:
+    """Select k candidate columns by DP-SIS (004 Algorithm 1, see the module docstring), as an
+    unordered set; ``eps``-DP under add/remove one row.
 
     Parameters
     ----------
@@ -69,16 +87,12 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     rng : numpy.random.Generator
     ledger : Ledger or None
         Charged by the mechanisms (one charge per release).
-    bounds : "auto", (lo, hi) or {"x": ..., "y": ...}
-        Clipping bounds, see :func:`~dpstats.mechanisms.bounds.parse_bounds`; ``"auto"`` parts are
-        private.
-    bounds_share : float
-        Share of ``eps`` for private bounds, in (0, 1); ignored (all of ``eps`` goes to the
-        top-k) when the bounds are fully public.
-    bounds_mode : {"auto", "column", "global"}
-        Mode of :func:`~dpstats.mechanisms.bounds.private_bounds`.
-    q : float
-        Tail mass outside each private bound.
+    bounds, bounds_share, bounds_mode, q
+        The :data:`OPTIONS`: clipping bounds (see
+        :func:`~dpstats.mechanisms.bounds.parse_bounds`; ``"auto"`` parts are private), the
+        share of ``eps`` for private bounds in (0, 1) (ignored when the bounds are fully
+        public), the mode of :func:`~dpstats.mechanisms.bounds.private_bounds` and the tail
+        mass outside each private bound.
     columns : sequence of str, optional
         Names of the columns, for ``bounds={"x": {name: (lo, hi)}, ...}``.
     stage : str
@@ -105,40 +119,53 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     >>> select(X, y, k=2, eps=1e4, rng=rng, ledger=None, bounds=(-2, 2)).indices
     (1, 4)
     """
-    Xa, ya, k = check_xy_k(X, y, k)
+    Xa, ya, k = check_selector_inputs(X, y, k)
     d = Xa.shape[1]
     eps = check_eps(eps)
-    if not isinstance(rng, np.random.Generator):
-        raise ValidationError(f"rng must be a numpy.random.Generator (see "
-                              f"dpstats.mechanisms.rng.as_rng); got {type(rng).__name__}")
+    check_generator(rng)
     given = parse_bounds(bounds, d, columns=columns)
-    need_x, need_y = given.x_lo is None, given.y_lo is None
-    eps_bounds = 0.0
-    if need_x or need_y:
-        if not (isinstance(bounds_share, numbers.Real) and not isinstance(bounds_share, bool)
-                and 0 < float(bounds_share) < 1):
-            raise ValidationError(f"bounds_share must be a number strictly between 0 and 1 "
-                                  f"(share of eps for private bounds); got {bounds_share!r}")
-        check_choice(bounds_mode, ("auto", "column", "global"), "bounds_mode")
-        if not (isinstance(q, numbers.Real) and not isinstance(q, bool) and 0 < q < 0.5):
-            raise ValidationError(f"q must be a number strictly between 0 and 0.5; got {q!r}")
-        eps_bounds = eps * float(bounds_share)
+    need = (given.x_lo is None, given.y_lo is None)
+    eps_bounds = eps * _private_share(bounds_share, bounds_mode, q) if any(need) else 0.0
     eps_topk = eps - eps_bounds
-    mode = None
-    if need_x or need_y:
-        est = private_bounds(Xa if need_x else None, ya if need_y else None, eps_bounds, rng,
-                             ledger, mode=bounds_mode, q=q, stage=f"{stage}: bounds")
-        eps_bounds, mode = est.eps, (est.mode if need_x else None)
-        given = Bounds(est.x_lo if need_x else given.x_lo, est.x_hi if need_x else given.x_hi,
-                       est.y_lo if need_y else given.y_lo, est.y_hi if need_y else given.y_hi,
-                       source="private" if need_x and need_y else "mixed", mode=mode,
-                       eps=eps_bounds)
-    scores = sis_scores(Xa, ya, given)
-    idx = lipschitz_topk(scores, k, 1.0, eps_topk, rng, ledger, stage=stage,
+    used = clipping_bounds(Xa, ya, given, eps_bounds, rng, ledger, mode=bounds_mode, q=q,
+                           stage=f"{stage}: bounds")
+    eps_bounds = used.eps if any(need) else eps_bounds
+    idx = lipschitz_topk(sis_scores(Xa, ya, used), k, 1.0, eps_topk, rng, ledger, stage=stage,
                          what="DP-SIS |x_j^T y| (x, y clipped into [-1, 1])")
-    label = {(False, False): "public", (True, True): "private",
-             (True, False): "private x, public y", (False, True): "public x, private y"}
     return Selection(indices=tuple(int(i) for i in idx), method="sis",
                      eps=math.fsum([eps_bounds, eps_topk]), ordered=False,
-                     info={"bounds": label[(need_x, need_y)], "mode": mode,
+                     info={"bounds": _SOURCES[need], "mode": used.mode if need[0] else None,
                            "eps_bounds": eps_bounds, "eps_topk": eps_topk, "k": k, "d": d})
+
+
+def _private_share(bounds_share, bounds_mode, q) -> float:
+    """Check the private-bounds options (before any charge); return ``bounds_share``."""
+    lo, hi = _SHARE.range
+    if not (isinstance(bounds_share, numbers.Real) and not isinstance(bounds_share, bool)
+            and lo < float(bounds_share) < hi):
+        raise ValidationError(f"bounds_share must be a number strictly between 0 and 1 "
+                              f"(share of eps for private bounds); got {bounds_share!r}")
+    check_choice(bounds_mode, _MODE.choices, "bounds_mode")
+    lo, hi = _Q.range
+    if not (isinstance(q, numbers.Real) and not isinstance(q, bool) and lo < q < hi):
+        raise ValidationError(f"q must be a number strictly between 0 and 0.5; got {q!r}")
+    return float(bounds_share)
+
+
+def clipping_bounds(X: np.ndarray, y: np.ndarray, given: Bounds, eps: float, rng,
+                    ledger: Ledger | None, *, mode: str, q: float, stage: str) -> Bounds:
+    """``given`` with its missing (``"auto"``) parts estimated privately with budget ``eps``.
+
+    Public parts are kept as they are and cost nothing; when nothing is missing ``given`` is
+    returned unchanged and nothing is charged. The returned ``eps`` is what the private bounds
+    charged, its ``mode`` theirs when the ``x`` bounds were estimated (else None).
+    """
+    need_x, need_y = given.x_lo is None, given.y_lo is None
+    if not (need_x or need_y):
+        return given
+    est = private_bounds(X if need_x else None, y if need_y else None, eps, rng, ledger,
+                         mode=mode, q=q, stage=stage)
+    return Bounds(est.x_lo if need_x else given.x_lo, est.x_hi if need_x else given.x_hi,
+                  est.y_lo if need_y else given.y_lo, est.y_hi if need_y else given.y_hi,
+                  source="private" if need_x and need_y else "mixed",
+                  mode=est.mode if need_x else None, eps=est.eps)

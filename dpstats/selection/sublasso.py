@@ -4,8 +4,9 @@ Rows draw independent uniform group labels in ``{0..m-1}``, so adding or removin
 changes exactly one group. Each group fits a non-private Lasso path, stopped when k features are
 active (:func:`dpstats._kernels.lasso.lasso_topk_support`: no alpha and no scale to choose), and
 votes 0/1 for its k leading features. One row changes one group's vote, so every count moves by
-at most 1 (l_inf sensitivity 1), and the one-shot Gumbel top-k (:func:`dpstats.mechanisms.
-peel_topk`, noise scale ``2 k / eps``) makes the choice eps-DP under add/remove one row.
+at most 1 (l_inf sensitivity 1), and the one-shot Gumbel top-k
+(:func:`dpstats.mechanisms.peel_topk`, noise scale ``2 k / eps``) makes the choice eps-DP under
+add/remove one row. The labels are drawn by :func:`dpstats.mechanisms.sampling.random_groups`.
 
 Groups: ``"auto"`` is 003's ``m = n_hat / p`` (``p`` = candidate columns + intercept);
 ``"sqrt"`` is Kifer's ``sqrt(n_hat)`` groups of about ``sqrt(n_hat)`` rows (the two-stage
@@ -24,16 +25,26 @@ import numpy as np
 from ..errors import ValidationError
 from ..mechanisms import peel_topk
 from ..mechanisms.accountant import Ledger
+from ..mechanisms.sampling import random_groups
 from ..validation import check_eps
-from . import Selection
-from .checks import check_xy_k
+from . import Option, Selection
+from .checks import check_selector_inputs
 
-__all__ = ["select", "n_groups", "MAX_GROUPS"]
+__all__ = ["select", "n_groups", "MAX_GROUPS", "CONTEXT", "OPTIONS"]
 
 #: Most groups SubLasso forms (a public cap: ``n_hat / p`` above it means more than a million
 #: groups, i.e. either a huge data set, whose votes are then far above the noise anyway, or a
 #: row count released at a tiny eps, which can be arbitrarily large).
 MAX_GROUPS = 2 ** 20
+#: Keywords the pipeline supplies (see :func:`dpstats.selection.run_selector`): the released row
+#: count that sizes the groups, and the ledger stage.
+CONTEXT = ("n_noisy", "stage")
+#: User options (checked by :func:`n_groups`).
+OPTIONS = (
+    Option("groups", (str, numbers.Integral), "auto", range=(1, MAX_GROUPS), closed=True,
+           choices=("auto", "sqrt"),
+           doc="number of groups: 'auto' (n_hat / p), 'sqrt' (Kifer's sqrt(n_hat)) or an int"),
+)
 
 
 def n_groups(groups, n_noisy: float | None, p: int) -> int:
@@ -60,7 +71,7 @@ def n_groups(groups, n_noisy: float | None, p: int) -> int:
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
            ledger: Ledger | None = None, n_noisy: float | None = None,
-           groups: object = "auto", stage: str = "selection", **_: object) -> Selection:
+           groups: object = "auto", stage: str = "selection") -> Selection:
     """Select ``k`` columns of ``X`` by votes of per-group Lasso supports.
 
     Parameters
@@ -99,12 +110,12 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
     >>> sorted(select(X, y, k=2, eps=20.0, rng=rng, n_noisy=2000).indices)
     [3, 6]
     """
-    X, y, k = check_xy_k(X, y, k)
+    X, y, k = check_selector_inputs(X, y, k)
     eps = check_eps(eps)
     n, d = X.shape
     m = n_groups(groups, n_noisy, d + 1)
     from .._kernels.lasso import lasso_topk_support, support_votes
-    labels = rng.integers(0, m, size=n, dtype=np.int64)
+    labels = random_groups(n, m, rng)
     support = lasso_topk_support(np.ascontiguousarray(X), y, labels, m, k)
     votes = support_votes(support, d).astype(np.float64)
     idx = peel_topk(votes, k, 1.0, eps, rng, ledger, stage=stage,

@@ -24,6 +24,7 @@ from ...errors import ValidationError
 from ...mechanisms.accountant import Ledger
 from ...mechanisms.plan import forfeit
 from ...mechanisms.ptr import ptr_check, ptr_parameters
+from ...mechanisms.sampling import random_groups, uniform_jitter
 from ...mechanisms.tukey_em import restricted_tukey_em
 from .. import Estimate
 from .centre import CENTRE_SHARE, private_centre
@@ -38,8 +39,9 @@ _ABS_JITTER = 1e-290
 
 
 def partition_labels(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
-    """Independent uniform group labels in {0..m-1}, one per row."""
-    return rng.integers(0, m, size=n, dtype=np.int64)
+    """Independent uniform group labels in {0..m-1}, one per row (data-independent: drawn by
+    :func:`dpstats.mechanisms.sampling.random_groups`)."""
+    return random_groups(n, m, rng)
 
 
 def fit_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -54,9 +56,10 @@ def jitter_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Break ties with jitter relative to each entry's own scale, then sort every coordinate.
 
     The jitter of a model depends only on that model and on data-independent uniforms, so each
-    jittered model is still a function of its own group alone.
+    jittered model is still a function of its own group alone (the uniforms come from
+    :func:`dpstats.mechanisms.sampling.uniform_jitter`).
     """
-    u = rng.uniform(-0.5, 0.5, size=models.shape)
+    u = uniform_jitter(models.shape, rng)
     jittered = models + (np.abs(models) * _REL_JITTER + _ABS_JITTER) * u
     return np.sort(jittered, axis=0)
 

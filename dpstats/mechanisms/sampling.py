@@ -1,0 +1,61 @@
+"""Data-independent random draws that are not noise: group labels, row orders, jitter.
+
+Some private algorithms randomise *how* they look at the data before any mechanism runs:
+SubLasso and the Tukey mechanism split rows into groups by random labels, DPKendall breaks ties
+by a random row order, the Tukey mechanism breaks ties between models by a tiny jitter. None of
+these draws looks at a data value (only at public sizes: the number of rows, of groups, the
+shape of an array), so each is independent of the data, and the privacy proofs hold for every
+realisation; the mechanism is then a mixture of private mechanisms. They still consume the
+caller's generator, so they live here, on the privacy boundary, beside the noise they precede:
+nothing outside :mod:`dpstats.mechanisms` touches a generator.
+
+Each function makes exactly one generator call, with the arguments given in its docstring, so a
+seeded run draws the same numbers as the code it replaced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["random_groups", "random_permutation", "uniform_jitter"]
+
+
+def random_groups(n: int, m: int, rng) -> np.ndarray:
+    """Independent uniform group labels in ``{0..m-1}``, one per row (``int64``, shape (n,)).
+
+    Used to partition rows into ``m`` groups (SubLasso's voting groups, the Tukey mechanism's
+    models). Each label depends only on ``n``, ``m`` and the generator, so adding or removing
+    one row changes exactly one group (shuffle-and-cut would shift every later group).
+    One call: ``rng.integers(0, m, size=n, dtype=np.int64)``.
+
+    >>> random_groups(6, 3, np.random.default_rng(0)).tolist()
+    [2, 1, 1, 0, 0, 0]
+    """
+    return rng.integers(0, m, size=n, dtype=np.int64)
+
+
+def random_permutation(n: int, rng) -> np.ndarray:
+    """A uniformly random order of ``n`` rows (a permutation of ``0..n-1``).
+
+    Used by DPKendall to break ties by row position: the order depends on ``n`` alone, so for a
+    fixed order each pair's comparison depends only on the two rows involved and the tie-free
+    statistic keeps its sensitivity. One call: ``rng.permutation(n)``.
+
+    >>> sorted(random_permutation(4, np.random.default_rng(0)).tolist())
+    [0, 1, 2, 3]
+    """
+    return rng.permutation(n)
+
+
+def uniform_jitter(shape, rng) -> np.ndarray:
+    """Uniforms on ``[-0.5, 0.5)`` of the given shape, to be scaled into a tie-breaking jitter.
+
+    Used by the Tukey mechanism to separate equal model coordinates before sorting; the draw
+    depends only on the (public) shape, and each model's jitter is then a function of that
+    model alone. One call: ``rng.uniform(-0.5, 0.5, size=shape)``.
+
+    >>> u = uniform_jitter((3, 2), np.random.default_rng(0))
+    >>> u.shape, bool(((-0.5 <= u) & (u < 0.5)).all())
+    ((3, 2), True)
+    """
+    return rng.uniform(-0.5, 0.5, size=shape)
