@@ -273,8 +273,8 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
                                  n_noisy=n_noisy, known_x_bounds=_indicator_bounds(
                                      design.spec, design.columns, keep), **common, **method_opts)
     else:
-        est = _estimator("fw")(X, design.y, loss="logistic", bounds=reg_bounds, m=m,
-                               **common, **method_opts)
+        est = _estimator("fw")(X, design.y, loss="logistic", bounds=reg_bounds, **common,
+                               **method_opts)
     params, clip = released_params(est, design, keep, notes, bounds, names, m_used)
     return DPGLMResult(
         params=params, spec=spec, method=method, eps=eps, delta=delta, clip=clip,

@@ -12,7 +12,7 @@ import warnings
 import pandas as pd
 
 from ..errors import DataError, NotPrivateWarning, ValidationError
-from ..estimators import METHODS, get_estimator
+from ..estimators import METHODS, estimator_call, get_estimator
 from ..estimators.tukey.choose_m import MAX_MODELS, choose_m
 from ..formula.design import build_design
 from ..mechanisms import private_count
@@ -221,11 +221,10 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     names = [design.columns[i] for i in keep]
     icol = names.index("Intercept") if design.has_intercept else None
     est_bounds = bounds_for_kept(bounds, design.columns, candidates, keep)
-    est = get_estimator(method)(design.X[:, keep], design.y, eps=eps_reg, delta=delta,
-                                rng=rng, ledger=ledger, m=m_used, lemma=lemma,
-                                accounting=accounting, intercept_col=icol, names=names,
-                                bounds=est_bounds, n_noisy=n_noisy, stage="regression",
-                                **method_opts)
+    est = estimator_call(method, design.X[:, keep], design.y, dict(
+        eps=eps_reg, delta=delta, rng=rng, ledger=ledger, m=m_used, lemma=lemma,
+        accounting=accounting, intercept_col=icol, names=names, bounds=est_bounds,
+        n_noisy=n_noisy, stage="regression"), method_opts)
     params, clip = released_params(est, design, keep, notes, bounds, names, m_used)
     return DPLMResult(
         params=params, spec=spec, method=method, eps=eps, delta=delta, clip=clip,
