@@ -49,14 +49,7 @@ import numpy as np
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.additive import analytic_gaussian_sigma, gaussian
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
-from .bounded import (
-    BOUNDS_METHODS,
-    bounded_design,
-    check_inputs,
-    gaussian_hist_release,
-    plan_bounds,
-    quantile_release,
-)
+from .bounded import BOUNDS_METHODS, budgeted_design, check_inputs, plan_bounds
 from .outcome import Estimate, Withheld, withheld
 
 __all__ = ["estimate", "adassp_core", "adaptive_ridge", "row_norm_bound", "clip_rows",
@@ -214,13 +207,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     opt = validate_options(OPTIONS, {"bounds_method": bounds_method, "bounds_share": bounds_share,
                                      "q": q, "rho": rho})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names)
-    hist = opt["bounds_method"] == "hist"
-    eps_b = opt["bounds_share"] * eps if plan.private else 0.0
-    delta_b = opt["bounds_share"] * delta if plan.private and hist else 0.0
-    release = gaussian_hist_release(eps_b, delta_b, rng, ledger, stage=stage) if hist else \
-        quantile_release(eps_b, opt["q"], rng, ledger, stage=stage)
-    design = bounded_design(Xa, ya, plan, release)
-    eps_b = design.bounds.eps if plan.private and not hist else eps_b
+    design, eps_b, delta_b = budgeted_design(
+        Xa, ya, plan, method=opt["bounds_method"], share=opt["bounds_share"], eps=eps,
+        delta=delta, q=opt["q"], rng=rng, ledger=ledger, stage=stage)
     B_x = row_norm_bound(Xa.shape[1])
     theta, ridge = adassp_core(design.X, design.y, eps - eps_b, delta - delta_b, rng, ledger,
                                rho=opt["rho"], stage=stage, B_x=B_x)

@@ -58,10 +58,10 @@ from .bounded import (
     BOUNDS_METHODS,
     BoundedDesign,
     bounded_design,
+    budgeted_design,
     check_inputs,
     hist_release,
     plan_bounds,
-    quantile_release,
 )
 from .outcome import Estimate, Withheld, withheld
 
@@ -160,6 +160,27 @@ def _gdp_plan(eps: float, delta: float, opt: dict, hist: bool, rng, ledger,
                             + f"X'X, lambda_min and {T} rounds of X'r (L2 sensitivity 1 each)")
 
 
+def _design_and_plan(Xa, ya, plan, opt: dict, eps: float, delta: float, rng, ledger,
+                     stage: str) -> tuple[BoundedDesign | None, GaussianGDP, float]:
+    """The bounded design (None for "paper") and the Gaussian-DP plan, in release order:
+    pure-eps quantile bounds before the plan, histogram bounds as its first part.
+    Returns ``(design, plan, eps_bounds)``."""
+    hist = plan is not None and plan.private and opt["bounds_method"] == "hist"
+    if hist and opt["split"][3] <= 0:
+        raise ValidationError("split[3] (share of mu^2 for histogram bounds) must be > 0 when "
+                              "bounds are estimated with bounds_method='hist'")
+    design, eps_b = None, 0.0
+    if plan is not None and not hist:   # public bounds, or pure-eps quantiles before the plan
+        design, eps_b, _ = budgeted_design(Xa, ya, plan, method="quantile",
+                                           share=opt["bounds_share"], eps=eps, delta=delta,
+                                           q=opt["q"], rng=rng, ledger=ledger, stage=stage)
+    gdp = _gdp_plan(eps - eps_b, delta, opt, hist, rng, ledger, stage)
+    if hist:
+        design = bounded_design(Xa, ya, plan, hist_release(
+            lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s))))
+    return design, gdp, eps_b
+
+
 def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
          eps_b: float) -> Estimate:
     """Boost on the mapped rows (scaled) or on norm-clipped raw rows (paper); map back."""
@@ -205,10 +226,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         ``bounds_method="quantile"``.
     variant : {"scaled", "paper"}
         See the module docstring.
-    T : int
-        Boosting rounds (default 100, as 003).
-    shrinkage : float in (0, 1], optional
-        Step size; default 0.1 for "scaled", 1 (003) for "paper".
+    T, shrinkage
+        Boosting rounds (default 100, as 003) and step size in (0, 1] (default 0.1 for
+        "scaled", 1, as 003, for "paper").
     split : 3 or 4 numbers, optional
         Shares of ``mu^2`` for the Gram matrix, the eigenvalue, all rounds together and the
         bounds histograms; default per variant (:data:`DEFAULTS`).
@@ -245,17 +265,5 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         "split": split, "bounds_share": bounds_share, "q": q, "rho": rho})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names) \
         if opt["variant"] == "scaled" else None
-    hist = plan is not None and plan.private and opt["bounds_method"] == "hist"
-    if hist and opt["split"][3] <= 0:
-        raise ValidationError("split[3] (share of mu^2 for histogram bounds) must be > 0 when "
-                              "bounds are estimated with bounds_method='hist'")
-    design, eps_b = None, 0.0
-    if plan is not None and not hist:   # public bounds, or pure-eps quantiles before the plan
-        design = bounded_design(Xa, ya, plan, quantile_release(
-            opt["bounds_share"] * eps, opt["q"], rng, ledger, stage=stage))
-        eps_b = design.bounds.eps
-    gdp = _gdp_plan(eps - eps_b, delta, opt, hist, rng, ledger, stage)
-    if hist:
-        design = bounded_design(Xa, ya, plan, hist_release(
-            lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s))))
+    design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps, delta, rng, ledger, stage)
     return _fit(Xa, ya, design, gdp, opt, eps_b)

@@ -5,14 +5,14 @@ known box. Neighbours: add/remove one row. One helper does it for all four:
 
 1. :func:`plan_bounds` parses the user's ``bounds`` for the design's columns and says which
    parts must be released privately (nothing is charged).
-2. :func:`bounded_design` releases those parts with a releaser (:func:`hist_release`: one
-   Gaussian release of log-scale histograms, :func:`histogram_bounds`, L2 sensitivity
-   ``sqrt(k)`` for ``k`` columns; :func:`quantile_release`:
-   :func:`dpstats.mechanisms.bounds.private_bounds`; :func:`abs_quantile_release`: one
-   :func:`dpstats.mechanisms.bounds.private_quantile` of ``|x_j|`` per column), then maps the
-   columns and the label into ``[-1, 1]`` (:func:`dpstats.mechanisms.bounds.to_unit`, clipping;
-   the intercept stays 1; without an intercept the bounds are made symmetric about 0 so the
-   map needs no offset). Everything after the releases is post-processing.
+2. :func:`bounded_design` releases those parts with a releaser of
+   :mod:`dpstats.estimators.bounds_release` (log-scale histograms, L2 sensitivity ``sqrt(k)``
+   for ``k`` columns, through a Gaussian mechanism or a part of a Gaussian-DP plan; or
+   exponential-mechanism quantiles), then maps the columns and the label into ``[-1, 1]``
+   (:func:`dpstats.mechanisms.bounds.to_unit`, clipping; the intercept stays 1; without an
+   intercept the bounds are made symmetric about 0 so the map needs no offset). Everything
+   after the releases is post-processing. :func:`budgeted_design` does the same with the
+   releases paid from a share of ``(eps, delta)`` (AdaSSP, Frank-Wolfe, BAS's quantiles).
 3. The :class:`BoundedDesign` holds the mapped data, the released clip box, the back-map of
    coefficients (:meth:`BoundedDesign.to_original`) and the one withhold decision
    (:attr:`BoundedDesign.unusable`: the label's bounds were released and are too wide to map
@@ -38,7 +38,8 @@ from .bounds_release import (
     quantile_release,
 )
 
-__all__ = ["BoundsPlan", "BoundedDesign", "plan_bounds", "bounded_design", "check_inputs",
+__all__ = ["BoundsPlan", "BoundedDesign", "plan_bounds", "bounded_design", "budgeted_design",
+           "check_inputs",
            "parse_bounds_for", "histogram_bounds", "hist_release", "gaussian_hist_release",
            "quantile_release", "abs_quantile_release", "label_bound_unusable",
            "UNUSABLE_HALF_WIDTH", "BOUNDS_METHODS"]
@@ -235,7 +236,8 @@ class BoundedDesign:
 
     def to_original(self, theta) -> np.ndarray:
         """Coefficients on the original scale from coefficients ``theta`` on the mapped scale:
-        slopes ``h_y t_j / h_j``, intercept ``m_y + h_y t_0 - sum_j b_j m_j``."""
+        slopes ``h_y t_j / h_j``, intercept ``m_y + h_y t_0 - sum_j b_j m_j`` (for a design
+        without dropped columns; DP-GD maps its own fit back)."""
         theta = np.asarray(theta, dtype=np.float64)
         beta = self.y_half * theta / self.half
         icol = self.intercept_col
@@ -328,3 +330,29 @@ def bounded_design(X: np.ndarray, y: np.ndarray, plan: BoundsPlan,
         y_mid=float(y_mid), y_half=float(y_half), clip_lo=clip_lo, clip_hi=clip_hi,
         y_box=y_box, intercept_col=icol, dropped=dropped, bounds=b,
         source=plan.source(), unusable=plan.need_y and label_bound_unusable(b.y_lo, b.y_hi))
+
+
+def budgeted_design(X: np.ndarray, y: np.ndarray, plan: BoundsPlan, *, method: str, share: float,
+                    eps: float, delta: float, q: float, rng, ledger, stage: str,
+                    mode: str = "auto", box: str = "centre") -> tuple[BoundedDesign, float, float]:
+    """:func:`bounded_design` whose private bounds take ``share`` of ``(eps, delta)``.
+
+    ``method="hist"``: one Gaussian release of histograms at ``(share eps, share delta)``
+    (:func:`gaussian_hist_release`); ``"quantile"``: ``private_bounds`` at ``share eps``
+    (:func:`quantile_release` with ``q`` and ``mode``). Nothing is charged when ``plan`` needs
+    no private bounds.
+
+    Returns
+    -------
+    (BoundedDesign, float, float)
+        The design and the ``(eps, delta)`` its bounds charged.
+    """
+    if not plan.private:
+        return bounded_design(X, y, plan, box=box), 0.0, 0.0
+    if method == "hist":
+        eps_b, delta_b = share * eps, share * delta
+        release = gaussian_hist_release(eps_b, delta_b, rng, ledger, stage=stage)
+        return bounded_design(X, y, plan, release, box=box), eps_b, delta_b
+    release = quantile_release(share * eps, q, rng, ledger, stage=stage, mode=mode)
+    design = bounded_design(X, y, plan, release, box=box)
+    return design, design.bounds.eps, 0.0

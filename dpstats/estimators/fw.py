@@ -58,15 +58,7 @@ from ..mechanisms import exponential
 from ..mechanisms.accountant import Ledger, advanced_composition
 from ..mechanisms.plan import ReleasePlan
 from ..validation import Option, OptionSpec, check_choice, check_delta, check_eps, validate_options
-from .bounded import (
-    BOUNDS_METHODS,
-    BoundedDesign,
-    bounded_design,
-    check_inputs,
-    gaussian_hist_release,
-    plan_bounds,
-    quantile_release,
-)
+from .bounded import BOUNDS_METHODS, BoundedDesign, budgeted_design, check_inputs, plan_bounds
 from .outcome import Estimate, Withheld, withheld
 from .screening import PrivateScreener, ScreenPlan, derivative_bound, screen_plan
 
@@ -228,20 +220,13 @@ class _Budget:
 def _design(X, y, plan, opt: dict, eps: float, delta: float, rng, ledger,
             stage: str) -> tuple[BoundedDesign, float, float]:
     """Release the private bounds ``plan`` needs; ``(design, eps_bounds, delta_bounds)``."""
-    hist = opt["bounds_method"] == "hist"
-    if plan.private and hist and delta == 0:
+    if plan.private and opt["bounds_method"] == "hist" and delta == 0:
         raise ValidationError("bounds_method='hist' (private bounds by a Gaussian release) "
                               "needs delta > 0; give delta, public bounds, or "
                               "bounds_method='quantile'")
-    eps_b, delta_b, release = 0.0, 0.0, None
-    if plan.private and hist:
-        eps_b, delta_b = opt["bounds_share"] * eps, opt["bounds_share"] * delta
-        release = gaussian_hist_release(eps_b, delta_b, rng, ledger, stage=stage)
-    elif plan.private:
-        release = quantile_release(opt["bounds_share"] * eps, opt["q"], rng, ledger,
-                                   stage=stage, mode=opt["bounds_mode"])
-    design = bounded_design(X, y, plan, release, box="bounds")
-    return design, (design.bounds.eps if plan.private and not hist else eps_b), delta_b
+    return budgeted_design(X, y, plan, method=opt["bounds_method"], share=opt["bounds_share"],
+                           eps=eps, delta=delta, q=opt["q"], rng=rng, ledger=ledger,
+                           stage=stage, mode=opt["bounds_mode"], box="bounds")
 
 
 def _charge(eps_rest: float, delta_rest: float, opt: dict, loss: str, p: int, ledger,
