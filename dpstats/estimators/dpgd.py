@@ -23,7 +23,9 @@ Neighbours: add/remove one row throughout. The steps and what each one costs:
    DP; at small ``eps`` per column those quantiles are mostly noise and can land anywhere on
    the grid (scales like ``2**49`` were seen), which is why it is not the default. Logistic
    labels are 0/1. A column whose bound is at most ``2**-30`` (its values are almost all 0) is
-   dropped (coefficient 0): post-processing of released values.
+   dropped (coefficient 0): post-processing of released values. When the label's private
+   bounds found nothing usable the fit is withheld, as for AdaSSP, BAS and Frank-Wolfe
+   (:attr:`dpstats.estimators.bounded.BoundedDesign.unusable`).
 2. **Row count**. The update averages the gradient sum over a *released* count ``n_hat``
    (:func:`dpstats.mechanisms.private_count`, sensitivity 1), passed in by the pipeline as
    ``n_noisy`` or else released here with :data:`COUNT_SHARE` (5%) of ``eps``. The true n is
