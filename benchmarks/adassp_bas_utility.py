@@ -12,7 +12,7 @@ Two test R^2 per fit:
 
 * ``clip``: the protocol of the reference code, which scores BAS on test features clipped like
   the training features ("Boosted AdaSSP learns a model on clipped features, so its R^2 only
-  makes sense with similarly clipped features"): the released box ``info["clip_lo"/"clip_hi"]``
+  makes sense with similarly clipped features"): the released box ``Estimate.clip``
   for the scaled methods, rows clipped to norm 1 for ``bas[paper]``. The ANCHORS figures were
   computed this way, so the verdict uses it.
 * ``raw``: ``X_test @ params``, what ``DPLMResult.score`` computes today; it extrapolates the
@@ -89,8 +89,8 @@ def run(files, trials, methods) -> pd.DataFrame:
                 spent = led.spent
                 assert math.isclose(spent[0], EPS, rel_tol=1e-9), spent
                 assert math.isclose(spent[1], DELTA, rel_tol=1e-9), spent
-                if est.info.get("clip_lo") is not None:
-                    Xc = np.clip(Xt, est.info["clip_lo"], est.info["clip_hi"])
+                if est.clip is not None:
+                    Xc = np.clip(Xt, *est.clip)
                 else:
                     Xc = clip_rows(Xt)
                 rows.append({"dataset": name, "method": label, "trial": trial,

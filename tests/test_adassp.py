@@ -10,6 +10,7 @@ import statsmodels.api as sm
 
 from dpstats.errors import ValidationError
 from dpstats.estimators import adassp, get_estimator
+from dpstats.estimators.bounded import bounded_design, plan_bounds
 from dpstats.mechanisms import noise as _noise
 from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.additive import analytic_gaussian_sigma
@@ -49,7 +50,7 @@ def test_large_eps_matches_statsmodels_ols(bounds):
     est = adassp.estimate(X, y, eps=1e7, delta=1e-5, rng=np.random.default_rng(1),
                           intercept_col=0, bounds=bounds)
     np.testing.assert_allclose(est.params, ols, atol=2e-3)
-    assert est.released and est.info["bounds"] == ("public" if bounds != "auto" else "private")
+    assert est.released and est.details["bounds"] == ("public" if bounds != "auto" else "private")
 
 
 def test_no_intercept_column_maps_back_exactly():
@@ -115,10 +116,16 @@ def test_broken_halved_noise_is_caught(sigmas, monkeypatch):
     assert not _sigmas_match(sigmas, 5, 0.9, 1e-5)
 
 
+def _to_scaled(X, y, b, intercept_col):
+    """The mapped design and label of the shared bounded design (bounds ``b`` fixed)."""
+    design = bounded_design(X, y, plan_bounds(X, b, intercept_col=intercept_col))
+    return design.X, design.y
+
+
 def _neighbour_changes(X, y, row, yrow, b):
     """How much each released statistic moves when one row is added (bounds fixed)."""
-    Xs, ys = adassp.to_scaled(X, y, b, 0)
-    Xs2, ys2 = adassp.to_scaled(np.vstack([X, row]), np.r_[y, yrow], b, 0)
+    Xs, ys = _to_scaled(X, y, b, 0)
+    Xs2, ys2 = _to_scaled(np.vstack([X, row]), np.r_[y, yrow], b, 0)
     g1, g2 = Xs.T @ Xs, Xs2.T @ Xs2
     iu = np.triu_indices(X.shape[1])
     return (np.linalg.norm(g2[iu] - g1[iu]),
@@ -136,7 +143,7 @@ def test_sensitivities_hold_for_adversarial_rows():
         row = np.r_[1.0, rng.choice([-1e9, 1e9], size=4) * rng.uniform(0.5, 1, 4)]
         d_gram, d_lam, d_xy = _neighbour_changes(X, y, row, rng.choice([-1e9, 1e9]), b)
         assert d_gram <= B_x**2 + 1e-9 and d_lam <= B_x**2 + 1e-9 and d_xy <= B_x + 1e-9
-    Xs, ys = adassp.to_scaled(np.vstack([X, row]), np.r_[y, 1e12], b, 0)
+    Xs, ys = _to_scaled(np.vstack([X, row]), np.r_[y, 1e12], b, 0)
     assert np.linalg.norm(Xs, axis=1).max() <= B_x + 1e-12 and np.abs(ys).max() <= 1
     # teeth: the bound that forgets the intercept is exceeded by such a row
     assert np.linalg.norm(Xs, axis=1).max() > math.sqrt(4) + 0.2
@@ -163,9 +170,9 @@ def test_private_bounds_on_raw_scale_data():
     est = adassp.estimate(X, y, eps=1.0, delta=1e-5, rng=rng, ledger=led, intercept_col=0)
     pred = X @ est.params
     r2 = 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)
-    assert est.info["bounds"] == "private" and r2 > 0.6
+    assert est.details["bounds"] == "private" and r2 > 0.6
     assert abs(est.params[1] - 3) < 0.6
-    lo, hi = est.info["clip_lo"], est.info["clip_hi"]
+    lo, hi = est.clip[0], est.clip[1]
     assert lo[0] == -np.inf and -140 < lo[1] < -120 < hi[1] < -100
     assert math.isclose(led.spent[0], 1.0) and math.isclose(led.spent[1], 1e-5)
 
@@ -176,7 +183,7 @@ def test_bounds_dict_by_name_may_cover_more_columns():
     bx = {"a": (-2, 2), "b": (-2, 2), "c": (-2, 2), "dropped": (0, 1)}
     est = adassp.estimate(X, y, eps=1e7, delta=1e-5, rng=np.random.default_rng(8),
                           intercept_col=0, names=names, bounds={"x": bx, "y": (-9, 9)})
-    assert est.info["bounds"] == "public"
+    assert est.details["bounds"] == "public"
     led = Ledger()
     with pytest.raises(ValidationError, match="bounds"):
         adassp.estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(8), ledger=led,

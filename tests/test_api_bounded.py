@@ -63,7 +63,7 @@ def test_unusable_label_bounds_withhold_the_fit(method):
 
 
 def test_label_bound_unusable_rule():
-    from dpstats.estimators import label_bound_unusable
+    from dpstats.estimators.bounded import label_bound_unusable
     assert label_bound_unusable(-2.0 ** 64, 2.0 ** 64)
     assert label_bound_unusable(0.0, 2.0 ** 65)
     assert not label_bound_unusable(-1e6, 1e6)

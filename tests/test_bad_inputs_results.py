@@ -301,6 +301,7 @@ def test_private_bounds_at_the_top_of_the_grid_are_noted(method, quiet):
     with pytest.warns(UserWarning, match=r"top of dpstats' grid") as rec:
         fit = dp.dp_lm("y ~ x1 + x2", data, eps=2.0, method=method, random_state=7)
     assert "['x1']" in str(rec[0].message) and any("rescale those columns" in n for n in fit.notes)
+    assert rec[0].filename == __file__          # the warning points at the user's call
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)   # public bounds: the user's choice
         dp.dp_lm("y ~ x1 + x2", data, eps=2.0, method=method, random_state=7,

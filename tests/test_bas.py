@@ -105,7 +105,7 @@ def test_paper_large_eps_matches_ols_on_norm_one_rows():
     est = bas.estimate(X, y, eps=1e7, delta=1e-5, rng=np.random.default_rng(2), intercept_col=0,
                        variant="paper", T=200)
     np.testing.assert_allclose(est.params, ols, atol=2e-3)
-    assert est.info["bounds"] == "none" and est.info["clip_lo"] is None
+    assert est.details["bounds"] == "none" and est.clip is None
 
 
 @pytest.mark.parametrize("kw,n_charges", [({"bounds": (-2.0, 2.0)}, 1), ({}, 1),
@@ -167,12 +167,12 @@ def test_broken_halved_sigma_is_caught(sigmas, monkeypatch):
 def test_broken_histogram_sensitivity_is_caught(sigmas, monkeypatch):
     """Teeth: histograms released as if one row moved one count in total (sensitivity 1
     instead of sqrt(k)) are under-noised."""
-    real = bas.resolve_bounds
+    real = bas.hist_release
 
-    def broken(*a, hist_release=None, **k):
-        return real(*a, hist_release=lambda v, s: hist_release(v, 1.0), **k)
+    def broken(release):
+        return real(lambda v, s: release(v, 1.0))
 
-    monkeypatch.setattr(bas, "resolve_bounds", broken)
+    monkeypatch.setattr(bas, "hist_release", broken)
     X, y = _data(d=4)
     bas.estimate(X, y, eps=0.9, delta=1e-5, rng=np.random.default_rng(4), intercept_col=0, T=30)
     assert not _accounting_holds(sigmas, 5, 30, 0.9, 1e-5)
@@ -223,8 +223,8 @@ def test_private_bounds_on_raw_scale_data():
     led = Ledger(1.0, 1e-5)
     est = bas.estimate(X, y, eps=1.0, delta=1e-5, rng=rng, ledger=led, intercept_col=0)
     paper = bas.estimate(X, y, eps=1.0, delta=1e-5, rng=rng, intercept_col=0, variant="paper")
-    assert est.info["bounds"] == "private" and r2(est.params) > 0.6 > r2(paper.params)
-    assert -140 < est.info["clip_lo"][1] < -120 < est.info["clip_hi"][1] < -100
+    assert est.details["bounds"] == "private" and r2(est.params) > 0.6 > r2(paper.params)
+    assert -140 < est.clip[0][1] < -120 < est.clip[1][1] < -100
     assert math.isclose(led.spent[0], 1.0) and math.isclose(led.spent[1], 1e-5)
 
 

@@ -144,8 +144,8 @@ def test_public_centre_equals_fitting_centred_data_and_mapping_back(seed):
     by_hand = b.params.copy()
     by_hand[0] -= c0 @ by_hand                  # intercept -= c . slopes
     np.testing.assert_allclose(a.params, by_hand, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(a.info["centre"], c0)
-    assert "centre" not in b.info
+    np.testing.assert_array_equal(a.details["centre"], c0)
+    assert "centre" not in b.details
     assert [(ch.mechanism, ch.eps, ch.delta) for ch in led_a.charges] == \
         [(ch.mechanism, ch.eps, ch.delta) for ch in led_b.charges]
     assert _centrings(led_a) == []              # a public centre costs nothing
@@ -194,7 +194,7 @@ def test_auto_centre_charges_p_minus_one_centres_within_the_stage_eps(eps):
     assert all(c.delta == 0.0 and c.stage == "regression" for c in cen)
     assert led.spent == pytest.approx((eps, 1e-5), rel=1e-12)
     assert led.charges[: len(cen)] == tuple(cen)       # centres first, then PTR and mechanism
-    assert est.info["centre"][0] == 0.0 and np.all(est.info["centre"][1:3] != 0.0)
+    assert est.details["centre"][0] == 0.0 and np.all(est.details["centre"][1:3] != 0.0)
 
 
 def test_auto_centre_budget_is_spent_even_when_ptr_fails():
@@ -202,7 +202,7 @@ def test_auto_centre_budget_is_spent_even_when_ptr_fails():
     led = Ledger()
     est = estimate(X, y, eps=0.05, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=100,
                    intercept_col=0, centre="auto")
-    assert not est.released and est.info["reason"] == "ptr_failed"
+    assert not est.released and est.withheld == "ptr_failed"
     assert len(_centrings(led)) == 2
     assert led.spent == pytest.approx((0.05, 1e-5), rel=1e-12)
 
@@ -217,7 +217,7 @@ def test_no_centring_charges_nothing_for_it(kwargs, why):
     est = estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=600,
                    **kwargs)
     assert _centrings(led) == [], why
-    assert "centre" not in est.info
+    assert "centre" not in est.details
     assert led.spent == pytest.approx((1.0, 1e-5), rel=1e-12)
 
 
@@ -227,7 +227,7 @@ def test_intercept_only_design_is_not_centred():
     led = Ledger()
     est = estimate(np.ones((n, 1)), y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0),
                    ledger=led, m=400, intercept_col=0, centre="auto")
-    assert _centrings(led) == [] and "centre" not in est.info
+    assert _centrings(led) == [] and "centre" not in est.details
     assert est.released and abs(est.params[0] - 7.0) < 0.5
 
 
@@ -236,7 +236,7 @@ def test_too_few_models_charges_nothing_not_even_centres():
     led = Ledger()
     est = estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led,
                    m=MIN_MODELS - 1, intercept_col=0, centre="auto")
-    assert not est.released and est.info["reason"] == "too_few_models" and len(led) == 0
+    assert not est.released and est.withheld == "too_few_models" and len(led) == 0
 
 
 # ---- a feature far from zero ----------------------------------------------------------------

@@ -9,9 +9,10 @@ import statsmodels.api as sm
 
 from dpstats.errors import ValidationError
 from dpstats.estimators import METHODS, get_estimator
-from dpstats.estimators.dpgd import DEFAULT_EPOCHS, _gradient_sum, check_options, estimate
+from dpstats.estimators.dpgd import DEFAULT_EPOCHS, OPTIONS, _gradient_sum, estimate
 from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.gdp import gdp_delta, gdp_mu
+from dpstats.validation import validate_options
 
 
 def _logistic(n=20000, seed=0):
@@ -59,7 +60,7 @@ def test_private_bounds_default_is_reasonable_at_moderate_eps():
     X, y = _logistic(40000, seed=3)
     est = estimate(X, y, eps=2.0, delta=1e-5, rng=np.random.default_rng(2), loss="logistic",
                    intercept_col=0)
-    assert est.info["bounds"] == "private" and est.info["epochs"] == DEFAULT_EPOCHS
+    assert est.details["bounds"] == "private" and est.details["epochs"] == DEFAULT_EPOCHS
     acc = np.mean((X @ est.params > 0) == (y == 1))
     ref = np.mean((X @ sm.Logit(y, X).fit(disp=0).params > 0) == (y == 1))
     assert acc > ref - 0.03
@@ -75,14 +76,14 @@ def test_ledger_totals_and_charges():
     # default "hist" bounds: one composed GDP charge (bounds + gradients) and a row count
     assert sorted(mechs) == ["gaussian (GDP)", "laplace"]
     gdp = next(c for c in led.charges if c.mechanism == "gaussian (GDP)")
-    assert gdp.eps == pytest.approx(est.info["eps_gd"]) and gdp.delta == 1e-5
-    assert est.info["eps_bounds"] == 0.0 and est.info["eps_n"] == 0.05
-    assert est.info["bounds"] == "private"
-    mu = gdp_mu(est.info["eps_gd"], 1e-5)
-    assert est.info["mu"] == pytest.approx(mu)
+    assert gdp.eps == pytest.approx(est.details["eps_gd"]) and gdp.delta == 1e-5
+    assert est.details["eps_bounds"] == 0.0 and est.details["eps_n"] == 0.05
+    assert est.details["bounds"] == "private"
+    mu = gdp_mu(est.details["eps_gd"], 1e-5)
+    assert est.details["mu"] == pytest.approx(mu)
     # the gradients get 80% of mu^2
-    assert est.info["sigma"] == pytest.approx(1.0 * math.sqrt(20) / (mu * math.sqrt(0.8)))
-    assert gdp_delta(mu, est.info["eps_gd"]) <= 1e-5
+    assert est.details["sigma"] == pytest.approx(1.0 * math.sqrt(20) / (mu * math.sqrt(0.8)))
+    assert gdp_delta(mu, est.details["eps_gd"]) <= 1e-5
 
 
 def test_quantile_bounds_charge_one_release_per_column():
@@ -93,9 +94,9 @@ def test_quantile_bounds_charge_one_release_per_column():
     assert led.spent == pytest.approx((1.0, 1e-5))
     mechs = [c.mechanism for c in led.charges]
     assert sorted(mechs) == ["exponential", "exponential", "gaussian (GDP)", "laplace"]
-    assert est.info["eps_bounds"] == pytest.approx(0.2)
-    mu = gdp_mu(est.info["eps_gd"], 1e-5)
-    assert est.info["sigma"] == pytest.approx(1.0 * math.sqrt(20) / mu)
+    assert est.details["eps_bounds"] == pytest.approx(0.2)
+    mu = gdp_mu(est.details["eps_gd"], 1e-5)
+    assert est.details["sigma"] == pytest.approx(1.0 * math.sqrt(20) / mu)
 
 
 def test_public_bounds_and_passed_count_charge_only_the_gradients():
@@ -105,7 +106,7 @@ def test_public_bounds_and_passed_count_charge_only_the_gradients():
                    loss="squared", bounds=PUBLIC, intercept_col=0, n_noisy=2990.0, epochs=5)
     assert [c.mechanism for c in led.charges] == ["gaussian (GDP)"]
     assert led.spent == pytest.approx((1.0, 1e-5))
-    assert est.info["bounds"] == "public" and est.info["n_noisy"] == 2990.0
+    assert est.details["bounds"] == "public" and est.details["n_noisy"] == 2990.0
 
 
 def test_known_bounds_cost_nothing_and_mix_with_private():
@@ -117,15 +118,15 @@ def test_known_bounds_cost_nothing_and_mix_with_private():
     est = estimate(X, y, eps=1.0, delta=1e-5, rng=rng, ledger=led, loss="logistic",
                    intercept_col=0, known_x_bounds={1: (0.0, 1.0)}, epochs=5, n_noisy=4000.0)
     assert [c.mechanism for c in led.charges] == ["gaussian (GDP)"]
-    assert est.info["bounds"] == "mixed"
-    assert est.info["clip_lo"][1] == 0.0 and est.info["clip_hi"][1] == 1.0
+    assert est.details["bounds"] == "mixed"
+    assert est.clip[0][1] == 0.0 and est.clip[1][1] == 1.0
     led = Ledger()
     est = estimate(X, y, eps=1.0, delta=1e-5, rng=rng, ledger=led, loss="logistic",
                    intercept_col=0, known_x_bounds={1: (0.0, 1.0)}, epochs=5, n_noisy=4000.0,
                    bounds_method="quantile")
     assert sorted(c.mechanism for c in led.charges) == ["exponential", "gaussian (GDP)"]
     assert any("x[2]" in c.detail for c in led.charges if c.mechanism == "exponential")
-    assert est.info["bounds"] == "mixed"
+    assert est.details["bounds"] == "mixed"
 
 
 def test_all_zero_column_is_dropped_with_coefficient_zero():
@@ -133,7 +134,7 @@ def test_all_zero_column_is_dropped_with_coefficient_zero():
     X = np.c_[X, np.zeros(len(y))]
     est = estimate(X, y, eps=5.0, delta=1e-5, rng=np.random.default_rng(0), loss="logistic",
                    intercept_col=0, epochs=10)
-    assert est.info["dropped"] == [3] and est.params[3] == 0.0
+    assert est.dropped == (3,) and est.params[3] == 0.0
     assert np.isfinite(est.params).all()
 
 
@@ -195,8 +196,10 @@ def test_logistic_label_must_be_binary():
 
 
 def test_check_options_defaults():
-    assert check_options("squared") == ("squared", 1.0, 1.0, DEFAULT_EPOCHS, 0.2, 0.02)
-    assert check_options("logistic", lr=0.5)[1] == 0.5
+    assert validate_options(OPTIONS, {}, fixed={"loss": "squared"}) == {
+        "lr": 1.0, "clip": 1.0, "epochs": DEFAULT_EPOCHS, "bounds_share": 0.2,
+        "bounds_method": "hist", "bounds_q": 0.02}
+    assert validate_options(OPTIONS, {"lr": 0.5}, fixed={"loss": "logistic"})["lr"] == 0.5
 
 
 def test_released_clipping_box():
@@ -205,11 +208,11 @@ def test_released_clipping_box():
     est = estimate(X, y, eps=2.0, delta=1e-5, rng=np.random.default_rng(0), loss="logistic",
                    bounds={"x": [(-13.0, 17.0), (0.0, 10.0), (-1.0, 1.0)], "y": "auto"},
                    intercept_col=0, epochs=5, n_noisy=3000.0)
-    assert est.info["clip_lo"].tolist() == [-np.inf, -13.0, 0.0, -1.0]    # intercept: none
-    assert est.info["clip_hi"].tolist() == [np.inf, 17.0, 10.0, 1.0]
+    assert est.clip[0].tolist() == [-np.inf, -13.0, 0.0, -1.0]    # intercept: none
+    assert est.clip[1].tolist() == [np.inf, 17.0, 10.0, 1.0]
     auto = estimate(X, y, eps=2.0, delta=1e-5, rng=np.random.default_rng(0), loss="logistic",
                     intercept_col=0, epochs=5, n_noisy=3000.0)
-    assert auto.info["dropped"] == [3] and np.isinf(auto.info["clip_lo"][[0, 3]]).all()
+    assert auto.dropped == (3,) and np.isinf(auto.clip[0][[0, 3]]).all()
 
 
 def test_default_bounds_keep_coefficients_on_scale_at_moderate_n():

@@ -10,6 +10,7 @@ import pytest
 
 from dpstats._kernels import frank_wolfe as K
 from dpstats.errors import ValidationError
+from dpstats.estimators import estimator_call
 from dpstats.estimators.fw import estimate, frank_wolfe, fw_iteration_eps, score_sensitivity
 from dpstats.estimators.screening import (
     ExactScreener,
@@ -114,7 +115,7 @@ def test_without_intercept_the_map_is_linear():
     est = estimate(X, y, eps=1e9, delta=1e-6, rng=rng, T=2000, bounds={"x": (-2, 2),
                    "y": (-1.5, 1.5)}, radius=1.0)
     np.testing.assert_allclose(est.params, [0.5, -0.25], atol=0.02)
-    assert est.info["x_bounds"].tolist() == [[-2.0, 2.0], [-2.0, 2.0]]
+    assert est.details["x_bounds"].tolist() == [[-2.0, 2.0], [-2.0, 2.0]]
 
 
 # -- accounting ------------------------------------------------------------------------------
@@ -134,9 +135,9 @@ def test_ledger_totals_equal_the_budget(screen, bounds):
     assert ("regression: screening" in stages) == (screen is not None)
     assert ("regression: bounds" in stages) == (bounds != (-1.0, 1.0))
     if screen is not None:
-        assert est.info["eps_screen"] == pytest.approx(est.info["eps_fw"])
-        assert 0 not in est.info["screened"]           # the intercept is never screened
-        assert est.info["n_screened"] == len(est.info["screened"])
+        assert est.details["eps_screen"] == pytest.approx(est.details["eps_fw"])
+        assert 0 not in est.details["screened"]           # the intercept is never screened
+        assert est.details["n_screened"] == len(est.details["screened"])
 
 
 def test_iteration_budget_composes_to_eps1():
@@ -149,10 +150,11 @@ def test_iteration_budget_composes_to_eps1():
 
 def test_accepts_the_api_call_and_logistic_as_dp_glm_makes_it():
     X, y = _unit_data(500, 3, 6, "logistic")
-    est = estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=None,
-                   m=None, lemma="8.5", accounting="swap", intercept_col=0, names=None,
-                   bounds="auto", stage="regression", loss="logistic", T=100)
-    assert est.released and est.info["y_bounds"] is None and est.params.shape == (4,)
+    est = estimator_call("fw", X, y, dict(
+        eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=None, m=None, lemma="8.5",
+        accounting="swap", intercept_col=0, names=None, bounds="auto", stage="regression",
+        loss="logistic"), {"T": 100}, family="binomial")
+    assert est.released and est.details["y_bounds"] is None and est.params.shape == (4,)
 
 
 # -- sensitivities, checked empirically --------------------------------------------------------

@@ -260,7 +260,7 @@ def test_choose_m_glm_and_too_few_models():
     assert choose_m_glm(90_000, 3, 1.0, 1e-5) >= 90_000 // (15 * 3)
     est = tukey_glm(np.ones((10, 1)), np.ones(10), eps=1.0, delta=1e-5,
                     rng=np.random.default_rng(0), m=3)
-    assert not est.released and est.info["reason"] == "too_few_models"
+    assert not est.released and est.withheld == "too_few_models"
 
 
 def test_public_per_column_bounds_follow_the_selection():

@@ -82,7 +82,7 @@ def test_large_eps_returns_the_partition_median():
     m = 500
     models = fit_models(X, y, m, np.random.default_rng(4))
     est = estimate(X, y, eps=1e6, delta=1e-5, rng=np.random.default_rng(4), m=m)
-    assert est.released and est.info["depth"] == m // 2
+    assert est.released and est.depth == m // 2
     spread = np.subtract(*np.percentile(models, [75, 25], axis=0))
     assert np.all(np.abs(est.params - np.median(models, axis=0)) < 0.02 * spread)
     np.testing.assert_allclose(est.params, beta, atol=0.05)
@@ -114,7 +114,7 @@ def test_too_few_models_releases_nothing_and_charges_nothing():
     X, y, _ = _linear(50, 3, 6)
     led = Ledger(1.0, 1e-5)
     est = estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=3)
-    assert not est.released and est.info["reason"] == "too_few_models" and len(led) == 0
+    assert not est.released and est.withheld == "too_few_models" and len(led) == 0
 
 
 def test_budget_split_between_test_and_mechanism():

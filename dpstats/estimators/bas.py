@@ -20,8 +20,9 @@ parts in proportion to ``split``; each round gets ``1/T`` of the rounds' share.
 Variants
 --------
 ``"scaled"`` (default): bounds as in :mod:`dpstats.estimators.adassp` map every non-intercept
-column and ``y`` into ``[-1, 1]`` (public bounds, or ``"auto"``: the log-histogram release of
-:func:`dpstats.estimators.adassp.histogram_bounds` as one more part of the same GDP plan, L2
+column and ``y`` into ``[-1, 1]`` (:mod:`dpstats.estimators.bounded`; public bounds, or
+``"auto"``: the log-histogram release of :func:`dpstats.estimators.bounded.histogram_bounds`
+as one more part of the same GDP plan, L2
 sensitivity ``sqrt(k)`` for k bounded columns); the intercept stays 1; rows are divided by
 ``sqrt(p)`` (a public constant: the model stays linear and ``||x''|| <= 1`` exactly); the
 coefficients are mapped back to the original scale. Defaults measured on the ten regression
@@ -37,32 +38,34 @@ noise is symmetric).
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from ..errors import ValidationError
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.gdp import GaussianGDP
-from ..validation import check_choice, check_delta, check_eps, check_unit
-from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
+from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .adassp import (
     BOUNDS_METHOD,
     BOUNDS_Q,
     BOUNDS_SHARE,
     RHO,
     adaptive_ridge,
-    check_inputs,
-    clip_box,
     clip_rows,
-    from_scaled,
-    parse_for,
-    resolve_bounds,
     row_norm_bound,
-    to_scaled,
 )
+from .bounded import (
+    BOUNDS_METHODS,
+    BoundedDesign,
+    bounded_design,
+    budgeted_design,
+    check_inputs,
+    hist_release,
+    plan_bounds,
+)
+from .outcome import Estimate, Withheld, withheld
 
-__all__ = ["estimate", "boost", "T_DEFAULT", "DEFAULTS"]
+__all__ = ["estimate", "boost", "T_DEFAULT", "DEFAULTS", "OPTIONS", "COMMON"]
 
 #: Default number of boosting rounds (003 and Tang et al.).
 T_DEFAULT = 100
@@ -92,42 +95,109 @@ def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: f
     return theta, ridge
 
 
+
 def _check_split(split, variant: str) -> list[float]:
     if split is None:
         return list(DEFAULTS[variant][1])
     try:
-        w = [float(s) for s in split]
+        shares = [float(s) for s in split]
     except (TypeError, ValueError):
-        w = []
-    if len(w) == 3:
-        w.append(DEFAULTS[variant][1][3])
-    if len(w) != 4 or not all(math.isfinite(s) and s >= 0 for s in w) or min(w[:3]) <= 0:
+        shares = []
+    if len(shares) == 3:
+        shares.append(DEFAULTS[variant][1][3])
+    if len(shares) != 4 or not all(math.isfinite(s) and s >= 0 for s in shares) \
+            or min(shares[:3]) <= 0:
         raise ValidationError(f"split must be 3 or 4 numbers: positive shares of mu^2 for the "
                               f"Gram matrix, the eigenvalue and the rounds, and a share >= 0 "
                               f"for histogram bounds; got {split!r}")
-    return w
+    return shares
 
 
-def check_options(variant: str = "scaled", T: int = T_DEFAULT, shrinkage: float | None = None,
-                  split=None, bounds_method: str = BOUNDS_METHOD,
-                  bounds_share: float = BOUNDS_SHARE, q: float = BOUNDS_Q, rho: float = RHO):
-    """Validate Boosted AdaSSP's options (touches no data, charges nothing).
+def _finish(values: dict, fixed) -> dict:
+    """Defaults that depend on the variant: shrinkage, and the shares of ``split``."""
+    variant = values["variant"]
+    if values["shrinkage"] is None:
+        values["shrinkage"] = DEFAULTS[variant][0]
+    values["split"] = _check_split(values["split"], variant)
+    return values
 
-    Returns ``(T, shrinkage, split shares, bounds_share, q, rho)`` with the defaults filled in.
 
-    >>> check_options(T=50)[:2]
-    (50, 0.1)
-    """
-    check_choice(variant, tuple(DEFAULTS), "variant")
-    check_choice(bounds_method, ("hist", "quantile"), "bounds_method")
-    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or not 1 <= T <= 100_000:
-        raise ValidationError(f"T (boosting rounds) must be an integer in 1..100000, e.g. 100; "
-                              f"got {T!r}")
-    shrinkage = DEFAULTS[variant][0] if shrinkage is None else \
-        check_unit(shrinkage, "shrinkage", 0.0, 1.0, closed=True)
-    return (int(T), shrinkage, _check_split(split, variant),
-            check_unit(bounds_share, "bounds_share", 0.0, 1.0), check_unit(q, "q", 0.0, 0.5),
-            check_unit(rho, "rho", 0.0, 1.0))
+#: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
+COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds",
+                    "stage"})
+#: Boosted AdaSSP's options.
+OPTIONS = OptionSpec((
+    Option("variant", "choice", "scaled", choices=tuple(DEFAULTS),
+           doc="'scaled' (bounded, rescaled data) or 'paper' (003's reference)"),
+    Option("bounds_method", "choice", BOUNDS_METHOD, choices=BOUNDS_METHODS,
+           doc="how 'auto' bounds are released"),
+    Option("T", "int", T_DEFAULT, range=(1, 100_000), doc="boosting rounds, e.g. 100",
+           message="T (boosting rounds) must be an integer in 1..100000, e.g. 100; "
+                   "got {value!r}"),
+    Option("shrinkage", "real", None, range=(0.0, 1.0), closed=(False, True), allow_none=True,
+           doc="step size; default 0.1 for 'scaled', 1 for 'paper'"),
+    Option("split", "any", None,
+           doc="shares of mu^2 for Gram matrix, eigenvalue, rounds (and histogram bounds)"),
+    Option("bounds_share", "real", BOUNDS_SHARE, range=(0.0, 1.0),
+           doc="share of eps for bounds_method='quantile'"),
+    Option("q", "real", BOUNDS_Q, range=(0.0, 0.5),
+           doc="tail mass outside each bound of bounds_method='quantile'"),
+    Option("rho", "real", RHO, range=(0.0, 1.0), doc="failure probability of the ridge rule"),
+), finish=_finish)
+
+
+def _gdp_plan(eps: float, delta: float, opt: dict, hist: bool, rng, ledger,
+              stage: str) -> GaussianGDP:
+    """The Gaussian-DP plan of every release: (histograms,) Gram, eigenvalue, T rounds."""
+    shares, T = opt["split"], opt["T"]
+    parts = {"gram": (1, shares[0]), "lambda_min": (1, shares[1]), "rounds": (T, shares[2])}
+    if hist:
+        parts = {"bounds": (1, shares[3]), **parts}
+    return GaussianGDP(eps, delta, parts, rng, ledger, stage=stage,
+                       what=f"Boosted AdaSSP ({opt['variant']}): "
+                            + ("log-histograms for bounds (L2 sensitivity sqrt(#bounded "
+                               "columns)), " if hist else "")
+                            + f"X'X, lambda_min and {T} rounds of X'r (L2 sensitivity 1 each)")
+
+
+def _design_and_plan(Xa, ya, plan, opt: dict, eps: float, delta: float, rng, ledger,
+                     stage: str) -> tuple[BoundedDesign | None, GaussianGDP, float]:
+    """The bounded design (None for "paper") and the Gaussian-DP plan, in release order:
+    pure-eps quantile bounds before the plan, histogram bounds as its first part.
+    Returns ``(design, plan, eps_bounds)``."""
+    hist = plan is not None and plan.private and opt["bounds_method"] == "hist"
+    if hist and opt["split"][3] <= 0:
+        raise ValidationError("split[3] (share of mu^2 for histogram bounds) must be > 0 when "
+                              "bounds are estimated with bounds_method='hist'")
+    design, eps_b = None, 0.0
+    if plan is not None and not hist:   # public bounds, or pure-eps quantiles before the plan
+        design, eps_b, _ = budgeted_design(Xa, ya, plan, method="quantile",
+                                           share=opt["bounds_share"], eps=eps, delta=delta,
+                                           q=opt["q"], rng=rng, ledger=ledger, stage=stage)
+    gdp = _gdp_plan(eps - eps_b, delta, opt, hist, rng, ledger, stage)
+    if hist:
+        design = bounded_design(Xa, ya, plan, hist_release(
+            lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s))))
+    return design, gdp, eps_b
+
+
+def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
+         eps_b: float) -> Estimate:
+    """Boost on the mapped rows (scaled) or on norm-clipped raw rows (paper); map back."""
+    if design is not None:
+        C = row_norm_bound(Xa.shape[1])        # ||x'|| <= sqrt(p), so ||x'/C|| <= 1
+        Xn, yn = design.X / C, design.y
+    else:
+        Xn, yn = clip_rows(Xa), ya
+    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"])
+    params = theta if design is None else design.to_original(theta / C)
+    facts = {"clip": None if design is None else design.clip, "details": {
+        "variant": opt["variant"], "bounds": "none" if design is None else design.source,
+        "ridge": ridge, "mu": plan.mu_total, "sigma_round": plan.sigma("rounds", 1.0),
+        "T": opt["T"], "shrinkage": opt["shrinkage"], "eps_bounds": eps_b}}
+    if design is not None and design.unusable:
+        return withheld(Xa.shape[1], Withheld.LABEL_BOUNDS, **facts)
+    return Estimate(params=params, released=True, **facts)
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
@@ -135,8 +205,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              intercept_col: int | None = None, names=None, bounds="auto",
              variant: str = "scaled", T: int = T_DEFAULT, shrinkage: float | None = None,
              split=None, bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
-             q: float = BOUNDS_Q, rho: float = RHO, stage: str = "regression",
-             **_: object) -> Estimate:
+             q: float = BOUNDS_Q, rho: float = RHO, stage: str = "regression") -> Estimate:
     """Private linear regression by Boosted AdaSSP.
 
     Neighbours: add/remove one row. Every Gaussian release of the boosting has L2 sensitivity 1
@@ -148,27 +217,18 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
 
     Parameters
     ----------
-    X, y : arrays
-        Design matrix (intercept column included when the model has one) and label.
-    eps, delta : float
-        Budget of this stage.
-    rng : numpy.random.Generator
+    X, y, eps, delta, rng, intercept_col, names, bounds, stage
+        As in :func:`dpstats.estimators.adassp.estimate` (``bounds`` is ignored by
+        ``variant="paper"``).
     ledger : Ledger, optional
         Charged once for the composed GDP release (detail: total ``mu`` and every part's
         per-release ``mu``; ``sigma = sensitivity / mu``), plus the quantile releases of
         ``bounds_method="quantile"``.
-    intercept_col : int or None
-        Index of the all-ones column (not bounded, not rescaled).
-    names : sequence of str, optional
-        Column names, for bounds given by name.
-    bounds : "auto", (lo, hi), dict or Bounds
-        As in :func:`dpstats.estimators.adassp.estimate`; ignored by ``variant="paper"``.
     variant : {"scaled", "paper"}
         See the module docstring.
-    T : int
-        Boosting rounds (default 100, as 003).
-    shrinkage : float in (0, 1], optional
-        Step size; default 0.1 for "scaled", 1 (003) for "paper".
+    T, shrinkage
+        Boosting rounds (default 100, as 003) and step size in (0, 1] (default 0.1 for
+        "scaled", 1, as 003, for "paper").
     split : 3 or 4 numbers, optional
         Shares of ``mu^2`` for the Gram matrix, the eigenvalue, all rounds together and the
         bounds histograms; default per variant (:data:`DEFAULTS`).
@@ -179,10 +239,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     Returns
     -------
     Estimate
-        ``params`` on the original scale. ``info`` (public): ``variant``, ``bounds``
-        ("public", "private", mixed, or "none" for "paper"), ``ridge`` (released, mapped
-        scale), ``mu`` (total GDP parameter), ``sigma_round`` (noise of one round), ``T``,
-        ``shrinkage``, ``eps_bounds``, ``clip_lo``/``clip_hi`` (box; None for "paper").
+        ``params`` on the original scale; ``clip`` the released box (None for "paper");
+        ``details`` (public): ``variant``, ``bounds`` ("public", "private", mixed, or "none"
+        for "paper"), ``ridge`` (released, mapped scale), ``mu`` (total GDP parameter),
+        ``sigma_round`` (noise of one round), ``T``, ``shrinkage``, ``eps_bounds``.
 
     Raises
     ------
@@ -195,52 +255,15 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> X = np.c_[np.ones(5000), rng.uniform(-1, 1, 5000)]
     >>> est = estimate(X, 2 + X[:, 1], eps=1e6, delta=1e-5, rng=rng, intercept_col=0,
     ...                bounds=(-4, 4))
-    >>> np.round(est.params, 2).tolist(), est.info["T"]
+    >>> np.round(est.params, 2).tolist(), est.details["T"]
     ([2.0, 1.0], 100)
     """
     eps, delta = check_eps(eps), check_delta(delta)
     Xa, ya, intercept_col = check_inputs(X, y, intercept_col, rng)
-    T, shrinkage, w, share, q, rho = check_options(variant, T, shrinkage, split, bounds_method,
-                                                   bounds_share, q, rho)
-    p = Xa.shape[1]
-    given = parse_for(bounds, Xa, intercept_col, names) if variant == "scaled" else None
-    need = given is not None and (given.x_lo is None or given.y_lo is None)
-    hist = need and bounds_method == "hist"
-    if hist and w[3] <= 0:
-        raise ValidationError("split[3] (share of mu^2 for histogram bounds) must be > 0 when "
-                              "bounds are estimated with bounds_method='hist'")
-    b, label, eps_b = given, ("none" if given is None else "public"), 0.0
-    if need and not hist:            # pure-eps quantiles first, then the GDP plan
-        b, label = resolve_bounds(Xa, ya, given, intercept_col=intercept_col, method="quantile",
-                                  eps=share * eps, q=q, rng=rng, ledger=ledger, stage=stage)
-        eps_b = b.eps
-    parts = {"gram": (1, w[0]), "lambda_min": (1, w[1]), "rounds": (T, w[2])}
-    if hist:
-        parts = {"bounds": (1, w[3]), **parts}
-    plan = GaussianGDP(eps - eps_b, delta, parts, rng, ledger, stage=stage,
-                       what=f"Boosted AdaSSP ({variant}): "
-                            + ("log-histograms for bounds (L2 sensitivity sqrt(#bounded "
-                               "columns)), " if hist else "")
-                            + f"X'X, lambda_min and {T} rounds of X'r (L2 sensitivity 1 each)")
-    if hist:
-        b, label = resolve_bounds(
-            Xa, ya, given, intercept_col=intercept_col, method="hist", eps=0.0, q=q, rng=rng,
-            ledger=ledger, stage=stage,
-            hist_release=lambda v, s: (plan.release("bounds", v, s), plan.sigma("bounds", s)))
-    lo = hi = None
-    if variant == "scaled":
-        lo, hi = clip_box(b, p, intercept_col)
-        Xs, ys = to_scaled(Xa, ya, b, intercept_col)
-        C = row_norm_bound(p)        # ||x'|| <= sqrt(p), so ||x'/C|| <= 1
-        Xn = Xs / C
-    else:
-        Xn, ys = clip_rows(Xa), ya
-    theta, ridge = boost(Xn, ys, plan, T, shrinkage, rho)
-    params = theta if variant == "paper" else from_scaled(theta / C, b, p, intercept_col)
-    info = {"variant": variant, "bounds": label, "ridge": ridge, "mu": plan.mu_total,
-            "sigma_round": plan.sigma("rounds", 1.0), "T": T, "shrinkage": shrinkage,
-            "eps_bounds": eps_b, "clip_lo": lo, "clip_hi": hi}
-    if variant == "scaled" and label not in ("public", "private x, public y") \
-            and label_bound_unusable(b.y_lo, b.y_hi):
-        return withheld(p, info, LABEL_BOUNDS_REASON)
-    return Estimate(params=params, released=True, info=info)
+    opt = validate_options(OPTIONS, {
+        "variant": variant, "bounds_method": bounds_method, "T": T, "shrinkage": shrinkage,
+        "split": split, "bounds_share": bounds_share, "q": q, "rho": rho})
+    plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names) \
+        if opt["variant"] == "scaled" else None
+    design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps, delta, rng, ledger, stage)
+    return _fit(Xa, ya, design, gdp, opt, eps_b)

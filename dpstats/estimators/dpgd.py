@@ -14,7 +14,7 @@ Neighbours: add/remove one row throughout. The steps and what each one costs:
    are used as given. With ``bounds="auto"`` and ``bounds_method="hist"`` (default) the bounds come
    from one Gaussian release of log-scale histograms of every bounded column (and of y for the
    squared loss), as in Boosted AdaSSP
-   (:func:`dpstats.estimators.adassp.histogram_bounds`; L2 sensitivity ``sqrt(#columns)``):
+   (:func:`dpstats.estimators.bounded.histogram_bounds`; L2 sensitivity ``sqrt(#columns)``):
    it is one more part of the same Gaussian-DP plan as the gradient steps, with
    ``bounds_share`` (default 20%) of ``mu^2``. ``bounds_method="quantile"`` instead gives each
    column symmetric bounds ``[-B, B]``, ``B`` the private ``(1 - bounds_q)``-quantile of
@@ -23,7 +23,9 @@ Neighbours: add/remove one row throughout. The steps and what each one costs:
    DP; at small ``eps`` per column those quantiles are mostly noise and can land anywhere on
    the grid (scales like ``2**49`` were seen), which is why it is not the default. Logistic
    labels are 0/1. A column whose bound is at most ``2**-30`` (its values are almost all 0) is
-   dropped (coefficient 0): post-processing of released values.
+   dropped (coefficient 0): post-processing of released values. When the label's private
+   bounds found nothing usable the fit is withheld, as for AdaSSP, BAS and Frank-Wolfe
+   (:attr:`dpstats.estimators.bounded.BoundedDesign.unusable`).
 2. **Row count**. The update averages the gradient sum over a *released* count ``n_hat``
    (:func:`dpstats.mechanisms.private_count`, sensitivity 1), passed in by the pipeline as
    ``n_noisy`` or else released here with :data:`COUNT_SHARE` (5%) of ``eps``. The true n is
@@ -42,7 +44,7 @@ Neighbours: add/remove one row throughout. The steps and what each one costs:
 
 Coefficients are mapped back to the original scale (post-processing). They are exact for the
 *winsorised* predictor ``clip(x, clip_lo, clip_hi) @ params``, so the released box is returned
-in ``info`` (``clip_lo``/``clip_hi``; intercept and dropped columns unbounded) and the results'
+as ``Estimate.clip`` (intercept and dropped columns unbounded) and the results'
 ``predict``/``score`` clip new inputs to it, as for AdaSSP and BAS. The whole estimator is
 ``(eps, delta)``-DP by basic composition of the three steps.
 
@@ -58,21 +60,27 @@ data sets fewer (the noise grows like ``sqrt(epochs)``), heavy-tailed labels a d
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from ..errors import ValidationError
 from ..mechanisms import private_count
 from ..mechanisms.accountant import Ledger
-from ..mechanisms.bounds import Bounds, private_quantile, to_unit
 from ..mechanisms.gdp import GaussianGDP
-from ..validation import check_choice, check_delta, check_eps
-from . import LABEL_BOUNDS_REASON, Estimate, label_bound_unusable, withheld
-from .adassp import parse_for, resolve_bounds
+from ..validation import Option, OptionSpec, check_choice, check_delta, check_eps, validate_options
+from .bounded import (
+    BOUNDS_METHODS,
+    BoundedDesign,
+    abs_quantile_release,
+    bounded_design,
+    check_inputs,
+    hist_release,
+    plan_bounds,
+)
+from .outcome import Estimate, Withheld, withheld
 
-__all__ = ["estimate", "check_options", "LOSSES", "DEFAULT_EPOCHS", "DEFAULT_CLIP",
-           "BOUNDS_SHARE", "BOUNDS_Q", "COUNT_SHARE"]
+__all__ = ["estimate", "LOSSES", "DEFAULT_EPOCHS", "DEFAULT_CLIP", "BOUNDS_SHARE", "BOUNDS_Q",
+           "COUNT_SHARE", "OPTIONS", "COMMON"]
 
 LOSSES = ("squared", "logistic")
 #: Default number of full passes (gradient releases).
@@ -95,70 +103,47 @@ _SMOOTHNESS = {"squared": 1.0, "logistic": 0.25}
 _DEGENERATE = 2.0**-30
 
 
-def _positive(value, name: str, hint: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-            or not (math.isfinite(float(value)) and float(value) > 0):
-        raise ValidationError(f"{name} must be a finite number > 0 ({hint}); got {value!r}")
-    return float(value)
+def _finish(values: dict, fixed) -> dict:
+    """The loss (fixed by the caller) and the default step ``1/L`` it implies."""
+    loss = check_choice(fixed.get("loss", "squared"), LOSSES, "loss")
+    if values["lr"] is None:
+        values["lr"] = 1.0 / _SMOOTHNESS[loss]
+    return values
 
 
-def _share(value, name: str, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-            or not 0.0 < float(value) < 1.0:
-        raise ValidationError(f"{name} must be a number strictly between 0 and 1 ({what}); "
-                              f"got {value!r}")
-    return float(value)
+#: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
+COMMON = frozenset({"eps", "delta", "rng", "ledger", "loss", "intercept_col", "names", "bounds",
+                    "stage", "n_noisy", "known_x_bounds"})
+#: DP-GD's options.
+OPTIONS = OptionSpec((
+    Option("lr", "real", None, range=(0.0, None), allow_none=True,
+           doc="the gradient step; default 1/L, i.e. 1 squared, 4 logistic"),
+    Option("clip", "real", DEFAULT_CLIP, range=(0.0, None),
+           doc="L2 clipping norm of a row's gradient, e.g. 1.0"),
+    Option("epochs", "int", DEFAULT_EPOCHS, range=(1, None),
+           doc=f"number of noisy full-batch gradient steps, e.g. {DEFAULT_EPOCHS}"),
+    Option("bounds_share", "real", BOUNDS_SHARE, range=(0.0, 1.0),
+           doc="share of the budget for private bounds"),
+    Option("bounds_method", "choice", BOUNDS_METHOD, choices=BOUNDS_METHODS,
+           doc="how 'auto' bounds are released"),
+    Option("bounds_q", "real", BOUNDS_Q, range=(0.0, 1.0),
+           doc="tail mass above each private bound, e.g. 0.02"),
+), finish=_finish)
 
 
-def check_options(loss: str = "squared", lr: float | None = None, clip: float = DEFAULT_CLIP,
-                  epochs: int = DEFAULT_EPOCHS, bounds_share: float = BOUNDS_SHARE,
-                  bounds_q: float = BOUNDS_Q) -> tuple[str, float, float, int, float, float]:
-    """Validate DP-GD options (touches no data, charges nothing); ``lr=None`` becomes 1/L.
-
-    >>> check_options("logistic")
-    ('logistic', 4.0, 1.0, 200, 0.2, 0.02)
-    """
-    check_choice(loss, LOSSES, "loss")
-    lr = 1.0 / _SMOOTHNESS[loss] if lr is None else \
-        _positive(lr, "lr", "the gradient step; default 1/L, i.e. 1 squared, 4 logistic")
-    clip = _positive(clip, "clip", "L2 clipping norm of a row's gradient, e.g. 1.0")
-    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or int(epochs) < 1:
-        raise ValidationError(f"epochs must be an integer >= 1 (number of noisy full-batch "
-                              f"gradient steps, e.g. {DEFAULT_EPOCHS}); got {epochs!r}")
-    share = _share(bounds_share, "bounds_share", "share of the budget for private bounds")
-    q = _share(bounds_q, "bounds_q", "tail mass above each private bound, e.g. 0.02")
-    return loss, lr, clip, int(epochs), share, q
-
-
-def _column_maps(X, y, loss, cols, given, known, icpt, eps_b, q, rng, ledger, names, stage):
-    """(mid, half) of the map into [-1, 1] for every column in ``cols`` and for y."""
-    mid, half, todo = {}, {}, []
-    for k, j in enumerate(cols):
-        if j in known or given.x_lo is not None:
-            lo, hi = known[j] if j in known else (given.x_lo[k], given.x_hi[k])
-            mid[j], half[j] = ((lo / 2.0 + hi / 2.0, hi / 2.0 - lo / 2.0) if icpt
-                               else (0.0, max(abs(lo), abs(hi))))
-        else:
-            todo.append(j)
-    need_y = loss == "squared" and given.y_lo is None
-    each = eps_b / (len(todo) + need_y) if (todo or need_y) else 0.0
-    for j in todo:
-        name = names[j] if names is not None else f"x[{j}]"
-        mid[j] = 0.0
-        half[j] = private_quantile(np.abs(X[:, j]), 1.0 - q, each, rng, ledger,
-                                   stage=f"{stage}: bounds", what=f"bound B of |{name}|",
-                                   rounding="up")
-    y_mid, y_half = 0.0, 1.0
-    if need_y:
-        y_half = private_quantile(np.abs(y), 1.0 - q, each, rng, ledger,
-                                  stage=f"{stage}: bounds", what="bound B of |y|", rounding="up")
-    elif loss == "squared":
-        lo, hi = given.y_lo, given.y_hi
-        y_mid, y_half = (lo / 2.0 + hi / 2.0, hi / 2.0 - lo / 2.0) if icpt else \
-            (0.0, max(abs(lo), abs(hi)))
-    public = len(todo) < len(cols) or (loss == "squared" and not need_y)
-    source = ("mixed" if public else "private") if (todo or need_y) else "public"
-    return mid, half, y_mid, y_half, source
+def _gdp_plan(eps_gd: float, delta: float, loss: str, opt: dict, hist: bool, rng, ledger,
+              stage: str) -> GaussianGDP:
+    """One Gaussian-DP plan for (the bounds histograms and) the ``epochs`` gradient sums."""
+    share, epochs, clip = opt["bounds_share"], opt["epochs"], opt["clip"]
+    parts = {"gradient": (epochs, 1.0 - share if hist else 1.0)}
+    if hist:
+        parts = {"bounds": (1, share), **parts}
+    return GaussianGDP(eps_gd, delta, parts, rng, ledger, stage=stage,
+                       what=("DP-GD: " + ("log-histograms for bounds (L2 sensitivity "
+                             "sqrt(#bounded columns)), " if hist else "")
+                             + f"{epochs} releases of the {loss}-loss gradient sum, each "
+                             f"row's gradient clipped to L2 norm {clip:.4g} (L2 sensitivity "
+                             f"{clip:.4g})"))
 
 
 def _gradient_sum(U, y, theta, loss: str, clip: float) -> np.ndarray:
@@ -173,14 +158,56 @@ def _gradient_sum(U, y, theta, loss: str, clip: float) -> np.ndarray:
     return U.T @ (r * scale)
 
 
+def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float, delta: float,
+                     rng, ledger, names, stage: str) -> tuple[GaussianGDP, BoundedDesign, float]:
+    """The Gaussian-DP plan (made first: it is charged before any release; ``eps_n`` is kept
+    for the row count) and the bounded design, whose private bounds are one more part of that
+    plan ("hist") or pure-eps quantiles taking ``bounds_share`` of ``eps`` ("quantile"):
+    ``(plan, design, eps_bounds)``."""
+    hist = plan.private and opt["bounds_method"] == "hist"
+    eps_b = eps * opt["bounds_share"] if plan.private and not hist else 0.0
+    gdp = _gdp_plan(eps - eps_b - eps_n, delta, loss, opt, hist, rng, ledger, stage)
+    release = hist_release(lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s))) \
+        if hist else abs_quantile_release(eps_b, opt["bounds_q"], rng, ledger, stage=stage,
+                                          names=names)
+    design = bounded_design(X, y, plan, release, drop_below=_DEGENERATE, drop_failed=hist)
+    return gdp, design, eps_b
+
+
+def _descend(U, yu, plan: GaussianGDP, loss: str, opt: dict, n_hat: float) -> np.ndarray:
+    """Noisy gradient descent: ``epochs`` releases, mu-GDP in total (``plan``)."""
+    theta = np.zeros(U.shape[1])
+    for _step in range(opt["epochs"]):
+        noisy = plan.release("gradient", _gradient_sum(U, yu, theta, loss, opt["clip"]),
+                             opt["clip"])
+        theta -= opt["lr"] * noisy / n_hat
+    return theta
+
+
+def _to_original(design: BoundedDesign, theta, s: float, loss: str) -> np.ndarray:
+    """Coefficients on the original scale from a fit on rows divided by ``s`` (DP-GD's own
+    order of operations; dropped columns get 0)."""
+    icol, mid, half = design.intercept_col, design.mid, design.half
+    feats = [j for j in design.kept if j != icol]
+    beta = np.zeros(mid.size)
+    for j in feats:
+        beta[j] = theta[j] / (s * half[j])
+    if icol is not None:
+        beta[icol] = theta[icol] / s - math.fsum(beta[j] * mid[j] for j in feats)
+    if loss == "squared":
+        beta *= design.y_half
+        if icol is not None:
+            beta[icol] += design.y_mid
+    return beta
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, loss: str = "squared",
              lr: float | None = None, clip: float = DEFAULT_CLIP, epochs: int = DEFAULT_EPOCHS,
              bounds: object = "auto", intercept_col: int | None = None, names=None,
              stage: str = "regression", n_noisy: float | None = None,
              known_x_bounds: dict | None = None, bounds_share: float = BOUNDS_SHARE,
-             bounds_method: str = BOUNDS_METHOD, bounds_q: float = BOUNDS_Q,
-             **_: object) -> Estimate:
+             bounds_method: str = BOUNDS_METHOD, bounds_q: float = BOUNDS_Q) -> Estimate:
     """Private regression by full-batch DP gradient descent (module docstring for the proof).
 
     Parameters
@@ -193,37 +220,29 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     rng : numpy.random.Generator
     ledger : Ledger, optional
     loss : {"squared", "logistic"}
-    lr : float or None
-        Step size on the mean gradient; None is ``1/L`` (1 squared, 4 logistic).
-    clip : float
-        L2 clipping norm of each row's gradient: the L2 sensitivity of each released sum.
-    epochs : int
-        Number of noisy full-batch steps (default 200); the noise grows like ``sqrt(epochs)``.
-    bounds : "auto", (lo, hi), {"x": ..., "y": ...} or Bounds
-        Bounds of the non-intercept columns (and of y for squared loss), see
-        :func:`dpstats.estimators.adassp.parse_for`; ``"auto"`` parts are estimated privately.
-    intercept_col : int or None
-        Index of the intercept column (kept at 1; absorbs the centring of the columns).
-    names : sequence of str, optional
-        Column names, for ``bounds={"x": {name: ...}}`` and the ledger.
+    lr, clip, epochs
+        Step size on the mean gradient (None: ``1/L``, 1 squared, 4 logistic); L2 clipping
+        norm of each row's gradient (the L2 sensitivity of each released sum); number of
+        noisy full-batch steps (default 200; the noise grows like ``sqrt(epochs)``).
+    bounds, intercept_col, names, stage
+        As in :func:`dpstats.estimators.adassp.estimate` (y only for squared loss); the
+        intercept column is kept at 1 and absorbs the centring of the columns.
     n_noisy : float, optional
         A row count already released by the pipeline; otherwise one is released here.
     known_x_bounds : dict {column index: (lo, hi)}, optional
         Public ranges known by construction (e.g. 0/1 indicator columns of a categorical);
         they override ``bounds`` for those columns and cost nothing.
-    bounds_share, bounds_q : float
+    bounds_share, bounds_method, bounds_q
         Share of the budget for private bounds (default 0.2, used only when some are needed:
-        of ``mu^2`` for ``"hist"``, of ``eps`` for ``"quantile"``) and the tail mass above each
-        quantile bound (default 0.02).
-    bounds_method : {"hist", "quantile"}
-        How ``"auto"`` bounds are released (module docstring).
+        of ``mu^2`` for ``"hist"``, of ``eps`` for ``"quantile"``), how they are released
+        (module docstring) and the tail mass above each quantile bound (default 0.02).
 
     Returns
     -------
     Estimate
-        Always released (DP-GD has no test that can fail); ``info`` holds the public run
-        parameters (sigma, mu, lr, clip, epochs, n_noisy, bounds source, dropped columns) and
-        the released clipping box ``clip_lo``/``clip_hi``.
+        ``clip`` is the released box, ``dropped`` the columns left out; ``details`` holds the
+        public run parameters (sigma, mu, lr, clip, epochs, n_noisy, bounds source). Withheld
+        only when the label's private bounds are unusable.
 
     Examples
     --------
@@ -235,96 +254,28 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> bool(2.0 < est.params[1] < 4.0)
     True
     """
-    loss, lr, clip, epochs, bounds_share, q = check_options(loss, lr, clip, epochs,
-                                                            bounds_share, bounds_q)
+    opt = validate_options(OPTIONS, {"lr": lr, "clip": clip, "epochs": epochs,
+                                     "bounds_share": bounds_share, "bounds_method": bounds_method,
+                                     "bounds_q": bounds_q}, fixed={"loss": loss})
     eps, delta = check_eps(eps), check_delta(delta)
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    n, p = X.shape
-    if y.shape != (n,) or not (np.isfinite(X).all() and np.isfinite(y).all()):
-        raise ValidationError("X (n, p) and y (n,) must be finite with one label per row")
+    X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if loss == "logistic" and not np.isin(y, (0.0, 1.0)).all():
         raise ValidationError("loss='logistic' needs a label coded 0/1; recode it first")
-    known = {int(j): (float(lo), float(hi)) for j, (lo, hi) in (known_x_bounds or {}).items()}
-    cols = [j for j in range(p) if j != intercept_col]
-    given = parse_for(bounds, X, intercept_col, names)
-    icpt = intercept_col is not None
-    need_b = (given.x_lo is None and any(j not in known for j in cols)) or \
-        (loss == "squared" and given.y_lo is None)
-    check_choice(bounds_method, ("hist", "quantile"), "bounds_method")
-    hist = need_b and bounds_method == "hist"
-    eps_b = eps * bounds_share if need_b and not hist else 0.0
+    plan = plan_bounds(X, bounds, intercept_col=intercept_col, names=names,
+                       label=loss == "squared", known=known_x_bounds)
     eps_n = eps * COUNT_SHARE if n_noisy is None else 0.0
-    eps_gd = eps - eps_b - eps_n
-    parts = {"gradient": (epochs, 1.0 - bounds_share if hist else 1.0)}
-    if hist:
-        parts = {"bounds": (1, bounds_share), **parts}
-    plan = GaussianGDP(eps_gd, delta, parts, rng, ledger, stage=stage,
-                       what=("DP-GD: " + ("log-histograms for bounds (L2 sensitivity "
-                             "sqrt(#bounded columns)), " if hist else "")
-                             + f"{epochs} releases of the {loss}-loss gradient sum, each "
-                             f"row's gradient clipped to L2 norm {clip:.4g} (L2 sensitivity "
-                             f"{clip:.4g})"))
-    # 1. bounds (private only where not public); 2. row count
-    if hist:
-        if loss == "logistic":      # 0/1 labels need no bounds
-            given = Bounds(given.x_lo, given.x_hi, 0.0, 1.0, source=given.source)
-        given, hist_label = resolve_bounds(
-            X, y, given, intercept_col=intercept_col, method="hist", eps=0.0, q=q, rng=rng,
-            ledger=ledger, stage=stage,
-            hist_release=lambda v, sens: (plan.release("bounds", v, sens),
-                                          plan.sigma("bounds", sens)))
-        if loss == "logistic":
-            given = Bounds(given.x_lo, given.x_hi, None, None, source=given.source)
-    mid, half, y_mid, y_half, source = _column_maps(X, y, loss, cols, given, known, icpt, eps_b,
-                                                    q, rng, ledger, names, stage)
-    if hist:
-        for j in cols:             # nothing usable released (e.g. an all-zero column): drop
-            if j not in known and half[j] >= 2.0 ** 63:
-                half[j] = 0.0
-        if loss == "logistic" and hist_label == "private x, public y":
-            hist_label = "private"          # the 0/1 label was never a bound to estimate
-        source = {"private": "private", "public": "public"}.get(hist_label, "mixed")
-        if source == "private" and known:
-            source = "mixed"                # indicator columns came with public bounds
+    gdp, design, eps_b = _plan_and_bounds(X, y, plan, loss, opt, eps, eps_n, delta, rng,
+                                          ledger, names, stage)
     if n_noisy is None:
-        n_noisy = private_count(n, eps_n, rng, ledger, stage=f"{stage}: n")
-    n_hat = max(float(n_noisy), 1.0)
-    # 3. rows into the unit ball
-    keep = [j for j in cols if half[j] > _DEGENERATE] + ([intercept_col] if icpt else [])
-    s = math.sqrt(len(keep))
-    U = np.zeros((n, p))
-    for j in keep:
-        U[:, j] = 1.0 if j == intercept_col else to_unit(X[:, j], mid[j] - half[j],
-                                                         mid[j] + half[j])
-    U /= s
-    yu = y if loss == "logistic" else to_unit(y, y_mid - y_half, y_mid + y_half)
-    # 4. noisy gradient descent: `epochs` releases, mu-GDP in total (plan above)
-    theta = np.zeros(p)
-    for _step in range(epochs):
-        noisy = plan.release("gradient", _gradient_sum(U, yu, theta, loss, clip), clip)
-        theta -= lr * noisy / n_hat
-    # 5. back to the original scale (post-processing)
-    beta = np.zeros(p)
-    for j in keep:
-        if j != intercept_col:
-            beta[j] = theta[j] / (s * half[j])
-    if icpt:
-        beta[intercept_col] = theta[intercept_col] / s - math.fsum(
-            beta[j] * mid[j] for j in keep if j != intercept_col)
-    if loss == "squared":
-        beta *= y_half
-        if icpt:
-            beta[intercept_col] += y_mid
-    clip_lo, clip_hi = np.full(p, -np.inf), np.full(p, np.inf)
-    for j in keep:
-        if j != intercept_col:
-            clip_lo[j], clip_hi[j] = mid[j] - half[j], mid[j] + half[j]
-    info = {"loss": loss, "lr": lr, "clip": clip, "epochs": epochs, "clip_lo": clip_lo,
-            "clip_hi": clip_hi,
-            "sigma": plan.sigma("gradient", clip), "mu": plan.mu_total, "n_noisy": n_hat,
-            "bounds": source, "dropped": [j for j in cols if j not in keep],
-            "eps_bounds": eps_b, "eps_n": eps_n, "eps_gd": eps_gd}
-    if loss == "squared" and given.y_lo is None and label_bound_unusable(-y_half, y_half):
-        return withheld(p, info, LABEL_BOUNDS_REASON)
-    return Estimate(params=beta, released=True, ptr=None, info=info)
+        n_noisy = private_count(X.shape[0], eps_n, rng, ledger, stage=f"{stage}: n")
+    n_hat, s = max(float(n_noisy), 1.0), math.sqrt(len(design.kept))
+    U = np.ascontiguousarray(design.X) / s                 # rows of L2 norm <= 1, C order
+    theta = _descend(U, y if loss == "logistic" else design.y, gdp, loss, opt, n_hat)
+    facts = {"clip": design.clip, "dropped": design.dropped, "details": {
+        "loss": loss, "lr": opt["lr"], "clip": opt["clip"], "epochs": opt["epochs"],
+        "sigma": gdp.sigma("gradient", opt["clip"]), "mu": gdp.mu_total, "n_noisy": n_hat,
+        "bounds": plan.source(coarse=True), "eps_bounds": eps_b, "eps_n": eps_n,
+        "eps_gd": eps - eps_b - eps_n}}
+    if design.unusable:
+        return withheld(X.shape[1], Withheld.LABEL_BOUNDS, **facts)
+    return Estimate(params=_to_original(design, theta, s, loss), released=True, **facts)

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Estimate
+from ..validation import OptionSpec
+from .outcome import Estimate
 
-__all__ = ["estimate"]
+__all__ = ["estimate", "OPTIONS", "COMMON"]
+
+#: OLS takes no pipeline keywords and no options.
+COMMON: frozenset[str] = frozenset()
+OPTIONS = OptionSpec()
 
 
-def estimate(X: np.ndarray, y: np.ndarray, **_: object) -> Estimate:
+def estimate(X: np.ndarray, y: np.ndarray) -> Estimate:
     """Least-squares coefficients (minimum-norm when X is rank deficient). NOT PRIVATE."""
     beta, *_ = np.linalg.lstsq(X, y, rcond=None)
-    return Estimate(params=beta, released=True, info={})
+    return Estimate(params=beta, released=True)

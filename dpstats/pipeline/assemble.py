@@ -9,38 +9,39 @@ import numpy as np
 import pandas as pd
 
 from ..results.lm import SelectionReport
+from ..withheld import withheld_note
 from .grid_notes import warn_grid_edge
 
 __all__ = ["released_params", "result_fields"]
 
 
-def _clip_box(info: dict, p: int, keep: list[int]):
+def _clip_box(est, p: int, keep: list[int]):
     """The released clipping box over all design columns (None when the method has none)."""
-    lo, hi = info.get("clip_lo"), info.get("clip_hi")
-    if lo is None:
+    if est.clip is None:
         return None
     full_lo, full_hi = np.full(p, -np.inf), np.full(p, np.inf)
-    full_lo[keep], full_hi[keep] = lo, hi
+    full_lo[keep], full_hi[keep] = est.clip
     return full_lo, full_hi
 
 
-def released_params(est, design, keep, notes: list, bounds, names, m_used):
+def released_params(est, design, keep, notes: list, bounds, names, m_used, *,
+                    stacklevel: int = 5):
     """Coefficients over all design columns (0 for unselected, NaN when nothing was released),
-    the clipping box, and notes explaining a release that did not happen."""
+    the clipping box, and notes explaining a release that did not happen. ``stacklevel`` points
+    a warning at the user's call (user -> dp_lm -> finish -> here -> the warning)."""
     p = len(design.columns)
     params = pd.Series(np.nan, index=design.columns, name="coef")
     clip = None
     if est.released:
         params[:] = 0.0
         params.iloc[keep] = est.params
-        clip = _clip_box(est.info, p, keep)
-        warn_grid_edge(notes, clip, design.columns, bounds, est.info, names, stacklevel=4)
-    elif est.info.get("reason") == "too_few_models":
-        notes.append(f"Too few rows for the Tukey mechanism: m = {m_used} models (needs at "
-                     "least 4, and in practice hundreds). Nothing was released.")
-    elif est.info.get("reason") == "ptr_failed":
-        notes.append("PTR failed: the models do not agree closely enough for a safe release. "
-                     "Try more rows, fewer features (select=..., smaller k) or a larger eps.")
+        clip = _clip_box(est, p, keep)
+        warn_grid_edge(notes, clip, design.columns, bounds, est.dropped, names,
+                       stacklevel=stacklevel)
+    else:
+        note = withheld_note(est.withheld, m=m_used)
+        if note:
+            notes.append(note)
     return params, clip
 
 
@@ -53,7 +54,6 @@ def result_fields(*, design, selection, k, est, ledger, selector, n_noisy, seede
               if selection else None)
     return dict(charges=ledger.charges, released=est.released, private=True, selector=selector,
                 k=k if selector else None, selected=selected, selection=report, ptr=est.ptr,
-                n_noisy=n_noisy, m=est.info.get("m"), depth=est.info.get("depth"),
-                max_depth=est.info.get("max_depth"), seeded=seeded, split=split,
-                notes=tuple(notes),
-                unreleased_reason=None if est.released else est.info.get("reason"))
+                n_noisy=n_noisy, m=est.m, depth=est.depth, max_depth=est.max_depth,
+                seeded=seeded, split=split, notes=tuple(notes),
+                unreleased_reason=None if est.withheld is None else est.withheld.value)

@@ -1,18 +1,15 @@
 """The estimation stage: the chosen method on the design columns kept after selection.
 
-``dp_lm`` takes its methods from the registry :func:`dpstats.estimators.get_estimator`;
-``dp_glm``'s ``"tukey"`` is :mod:`dpstats.estimators.tukey.glm`, ``"fw"`` and ``"dpgd"`` run with
-``loss="logistic"`` (and DP-GD gets the public ranges of indicator columns). For the Tukey
+Methods come from the registry :func:`dpstats.estimators.get_estimator` (for ``dp_glm``,
+family "binomial": ``"tukey"`` is :mod:`dpstats.estimators.tukey.glm`, ``"fw"`` and ``"dpgd"`` run
+with ``loss="logistic"``, and DP-GD gets the public ranges of indicator columns). For the Tukey
 mechanism with ``m="auto"`` the number of models is chosen here from the released row count
 and public quantities. Orchestration only: the estimators draw the noise and charge the ledger.
 """
 
 from __future__ import annotations
 
-import importlib
-
-from ..errors import UnknownMethodError
-from ..estimators import Estimate, get_estimator
+from ..estimators import Estimate, estimator_call, get_estimator
 from ..estimators.tukey.choose_m import choose_m
 from ..formula.numeric import INTERCEPT
 from .glm_design import indicator_bounds
@@ -20,48 +17,43 @@ from .select import bounds_for_kept
 
 __all__ = ["estimator_for", "estimate_kept"]
 
+#: The estimator family of each kind of fit.
+_FAMILY = {"lm": "gaussian", "glm": "binomial"}
+
 
 def estimator_for(kind: str, method: str):
-    """The ``estimate`` function of ``method`` for ``dp_lm`` (``kind="lm"``: the registry) or
-    ``dp_glm`` (``kind="glm"``: the module of that name, "tukey" meaning the logistic variant).
+    """The ``estimate`` function of ``method`` for ``dp_lm`` (``kind="lm"``) or ``dp_glm``
+    (``kind="glm"``: "tukey" meaning the logistic variant), from the registry.
 
     >>> estimator_for("glm", "tukey").__module__
     'dpstats.estimators.tukey.glm'
     """
-    if kind == "lm":
-        return get_estimator(method)
-    name = "tukey.glm" if method == "tukey" else method
-    try:
-        return importlib.import_module(f"..estimators.{name}", __package__).estimate
-    except ImportError:
-        raise UnknownMethodError(f"method={method!r} is not available in this installation "
-                                 "of dpstats; use method='dpgd' or 'tukey'") from None
+    return get_estimator(method, _FAMILY[kind])
 
 
 def estimate_kept(request, design, candidates: list[int], keep: list[int],
                   plan) -> tuple[Estimate, object, list[str]]:
     """Run the regression on the ``keep`` columns of ``design`` with the plan's regression
     budget; returns the estimate, the number of Tukey models used (``request.m`` for the other
-    methods) and the kept column names."""
+    methods) and the kept column names.
+
+    Every estimator gets the keywords it declares (its ``COMMON``) out of one set, through
+    :func:`dpstats.estimators.estimator_call`, plus the user's method options.
+    """
     names = [design.columns[i] for i in keep]
+    m_used = _models(request, len(keep), plan)
     common = {"eps": plan.eps_reg, "delta": request.delta, "rng": request.rng,
               "ledger": plan.ledger, "names": names, "stage": "regression",
-              "intercept_col": names.index(INTERCEPT) if design.has_intercept else None}
-    bounds = bounds_for_kept(request.bounds, design.columns, candidates, keep)
-    X, y, method, opts = design.X[:, keep], design.y, request.method, request.options
-    m_used = _models(request, len(keep), plan)
-    fn = estimator_for(request.kind, method)
+              "intercept_col": names.index(INTERCEPT) if design.has_intercept else None,
+              "bounds": bounds_for_kept(request.bounds, design.columns, candidates, keep),
+              "n_noisy": plan.n_noisy, "m": m_used}
     if request.kind == "lm":
-        est = fn(X, y, m=m_used, lemma=request.lemma, accounting=request.accounting,
-                 bounds=bounds, n_noisy=plan.n_noisy, **common, **opts)
-    elif method == "tukey":
-        est = fn(X, y, m=m_used, **common, **opts)
-    elif method == "dpgd":
-        est = fn(X, y, loss="logistic", bounds=bounds, n_noisy=plan.n_noisy,
-                 known_x_bounds=indicator_bounds(design.spec, design.columns, keep),
-                 **common, **opts)
-    else:
-        est = fn(X, y, loss="logistic", bounds=bounds, m=request.m, **common, **opts)
+        common.update(lemma=request.lemma, accounting=request.accounting)
+    else:   # lemma and accounting of dp_glm's Tukey are method options
+        common.update(loss="logistic",
+                      known_x_bounds=indicator_bounds(design.spec, design.columns, keep))
+    est = estimator_call(request.method, design.X[:, keep], design.y, common, request.options,
+                         family=_FAMILY[request.kind])
     return est, m_used, names
 
 

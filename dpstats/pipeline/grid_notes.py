@@ -66,14 +66,15 @@ def grid_edge_note(clip, columns, bounds: object = "auto") -> str | None:
     return " ".join(parts) or None
 
 
-def dropped_note(info: dict, kept_names) -> str | None:
-    """A note naming the columns an estimator dropped because their released bounds have zero
-    width (DP-GD: a constant column, or values too small for the grid); their coefficient is 0.
+def dropped_note(dropped, kept_names) -> str | None:
+    """A note naming the columns an estimator dropped (``Estimate.dropped``, positions in
+    ``kept_names``) because their released bounds have zero width (DP-GD: a constant column,
+    or values too small for the grid); their coefficient is 0.
 
-    >>> dropped_note({"dropped": [1]}, ["Intercept", "c"])[:33]
+    >>> dropped_note((1,), ["Intercept", "c"])[:33]
     "Columns ['c'] were left out (coef"
     """
-    names = [kept_names[j] for j in info.get("dropped") or ()]
+    names = [kept_names[j] for j in dropped or ()]
     if not names:
         return None
     return (f"Columns {names} were left out (coefficient 0): their private bounds have zero "
@@ -82,7 +83,7 @@ def dropped_note(info: dict, kept_names) -> str | None:
             "2**64); rescale those by a public constant, or give public bounds=.")
 
 
-def warn_grid_edge(notes: list, clip, columns, bounds: object, info: dict, kept_names,
+def warn_grid_edge(notes: list, clip, columns, bounds: object, dropped, kept_names,
                    stacklevel: int = 3) -> None:
     """Append :func:`grid_edge_note` and :func:`dropped_note` to ``notes``; warn with the
     first (a fit whose clipping failed), while a dropped column is only noted."""
@@ -90,6 +91,6 @@ def warn_grid_edge(notes: list, clip, columns, bounds: object, info: dict, kept_
     if note:
         notes.append(note)
         warnings.warn(note, UserWarning, stacklevel=stacklevel)
-    dropped = dropped_note(info, kept_names)
-    if dropped:
-        notes.append(dropped)
+    note = dropped_note(dropped, kept_names)
+    if note:
+        notes.append(note)

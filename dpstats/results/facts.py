@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..withheld import explain
 from .format import _eps_delta, _fmt_n, _ptr_text, format_number
 
 PTR_HINT = ("Coefficients are not released; the budget is still spent. Try: more rows, fewer "
@@ -69,12 +70,6 @@ def _badges(result) -> list[tuple[str, str]]:
     return badges + ([("seeded", "seeded")] if result.seeded else [])
 
 
-#: Sentences for the short reason codes estimators put in ``info["reason"]``.
-_REASONS = {"too_few_models": "too few rows for the Tukey mechanism (it needs at least 4 "
-                              "models, and in practice hundreds). Try more rows or fewer terms.",
-            "ptr_failed": "the PTR check failed. " + PTR_HINT.split(". ", 1)[-1]}
-
-
 def _no_ptr(result) -> str:
     """What the PTR line says when no PTR check ran."""
     if getattr(result, "method", None) == "tukey":
@@ -90,8 +85,7 @@ def _alert(result) -> str | None:
     if ptr is not None and not ptr.passed:
         return (f"PTR failed: noisy distance {format_number(ptr.noisy_distance)} < threshold "
                 f"{format_number(ptr.threshold)} (lemma {ptr.lemma}). " + PTR_HINT)
-    reason = getattr(result, "unreleased_reason", None)
-    reason = _REASONS.get(reason, reason)
+    reason = explain(getattr(result, "unreleased_reason", None))
     if reason:
         return f"Coefficients are not released: {reason} The budget is still spent."
     return ("Coefficients are not released (see Notes); the budget is still spent. "

@@ -9,9 +9,10 @@ two
   the released pair ``(lo, hi)``. Candidates add a value beyond the data, inside it, or in
   an empty grid cell between its values. Broken: utility sensitivity ``q`` instead of
   ``max(q, 1 - q)``.
-* Histogram bounds (:func:`dpstats.estimators.adassp.histogram_bounds`, used by AdaSSP, BAS
-  and Frank-Wolfe): one Gaussian release of the log-scale histograms of 8 columns and a label,
-  L2 sensitivity ``sqrt(9) = 3``, claimed (1, 0.01). A row changes one count per column;
+* Histogram bounds (:func:`dpstats.estimators.bounds_release.histogram_bounds`, used by AdaSSP,
+  BAS, Frank-Wolfe and DP-GD): one Gaussian release of the log-scale histograms of 8 columns
+  and a label, L2 sensitivity ``sqrt(9) = 3``, claimed (1, 0.01). A row changes one count per
+  column;
   the coordinates that do not differ between ``D`` and ``D'`` get identical, independent noise
   and cannot help to tell them apart, so only the 9 counts that differ are drawn. Broken:
   the release calibrated for sensitivity 1 (one count per row).
@@ -27,7 +28,7 @@ import pytest
 from auditor import Pair, audit, draws, record, seed_for
 from hooks import sensitivity_times
 
-from dpstats.estimators import adassp
+from dpstats.estimators import bounds_release
 from dpstats.mechanisms import bounds, centre
 
 RELATION = "add/remove one row"
@@ -70,7 +71,7 @@ def test_private_bounds(variant, monkeypatch):
 # ------------------------------------------------------------------------------ histograms
 def histogram_pairs() -> list[Pair]:
     """``(changed counts, sensitivity)`` for D and D' = D + one row, through
-    :func:`~dpstats.estimators.adassp.histogram_bounds`."""
+    :func:`~dpstats.estimators.bounds_release.histogram_bounds`."""
     rng = np.random.default_rng(21)
     X = rng.lognormal(size=(50, 8)) * rng.choice([-1.0, 1.0], size=(50, 8))
     y = rng.normal(size=50)
@@ -82,7 +83,7 @@ def histogram_pairs() -> list[Pair]:
             seen.append((np.array(v), float(s)))
             return np.asarray(v, dtype=np.float64), 1.0
 
-        adassp.histogram_bounds(Xa, ya, release)
+        bounds_release.histogram_bounds(Xa, ya, release)
         return seen[0]
 
     base, s = counts(X, y)
@@ -100,7 +101,8 @@ def _histogram_sampler(sens_factor: float):
     def sample(data, n, rng):
         v, s = data
         return np.concatenate([
-            adassp.gaussian(np.tile(v, (min(500, n - i), 1)), s * sens_factor, 1.0, 0.01, rng)
+            bounds_release.gaussian(np.tile(v, (min(500, n - i), 1)), s * sens_factor, 1.0, 0.01,
+                                    rng)
             for i in range(0, n, 500)])
     return sample
 

@@ -12,6 +12,6 @@ module          responsibility
 ``estimate`` (the registry's entry for ``method="tukey"``) is the linear one.
 """
 
-from .linear import estimate
+from .linear import COMMON, OPTIONS, estimate
 
-__all__ = ["estimate"]
+__all__ = ["estimate", "COMMON", "OPTIONS"]

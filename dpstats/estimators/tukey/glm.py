@@ -28,18 +28,19 @@ separable and its coefficients are then large and unstable), so ``m="auto"`` use
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from ...errors import ValidationError
 from ...mechanisms.accountant import Ledger
-from .. import Estimate
+from ...validation import Option, OptionSpec, validate_options
+from ..outcome import Estimate
 from .choose_m import SAFETY, cap_models, models_needed
+from .linear import OPTIONS as LINEAR_OPTIONS
 from .linear import estimate as tukey_estimate
 from .linear import partition_labels
 
-__all__ = ["estimate", "fit_logistic_models", "choose_m_glm", "ROWS_PER_COLUMN_GLM"]
+__all__ = ["estimate", "fit_logistic_models", "choose_m_glm", "ROWS_PER_COLUMN_GLM", "OPTIONS",
+           "COMMON"]
 
 #: Preferred rows per column in each group for logistic fits (OLS uses 3).
 ROWS_PER_COLUMN_GLM = 15.0
@@ -72,31 +73,21 @@ def fit_logistic_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Gen
                           np.ascontiguousarray(y, dtype=np.float64), labels, m, ridge)
 
 
-def _check_ridge(ridge: object) -> float:
-    if isinstance(ridge, bool) or not isinstance(ridge, numbers.Real) \
-            or not (math.isfinite(float(ridge)) and float(ridge) > 0):
-        raise ValidationError(f"ridge must be a finite number > 0 (per-group ridge on the "
-                              f"unit-RMS scale, default 1e-6); got {ridge!r}")
-    return float(ridge)
-
-
-def check_options(lemma: str = "8.5", accounting: str = "swap", centre: object = "auto",
-                  ridge: float = 1e-6) -> None:
-    """Validate the options (touches no data, charges nothing)."""
-    from ...validation import check_choice
-    check_choice(lemma, ("8.5", "3.6"), "lemma")
-    check_choice(accounting, ("swap", "paper"), "accounting")
-    if isinstance(centre, str) and centre != "auto":
-        raise ValidationError(f"centre must be 'auto', None or an array of public centres; got "
-                              f"{centre!r}")
-    _check_ridge(ridge)
+#: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
+COMMON = frozenset({"eps", "delta", "rng", "ledger", "m", "lemma", "accounting", "intercept_col",
+                    "names", "stage"})
+#: The options of the linear Tukey mechanism, and the ridge of the per-group logistic fits.
+OPTIONS = OptionSpec(LINEAR_OPTIONS.options + (
+    Option("ridge", "real", 1e-6, range=(0.0, None),
+           doc="per-group ridge on the unit-RMS scale, default 1e-6"),
+))
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", ridge: float = 1e-6, names=None,
-             stage: str = "regression", **_: object) -> Estimate:
+             stage: str = "regression") -> Estimate:
     """Private logistic regression by the Tukey mechanism (subsample and aggregate).
 
     Parameters
@@ -125,7 +116,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     Returns
     -------
     Estimate
-        ``released`` False (``params`` None, ``info["reason"]``) when there are too few
+        ``released`` False (``params`` None, ``withheld`` says why) when there are too few
         models or PTR fails; the budget is still spent when PTR ran.
 
     Examples
@@ -137,8 +128,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> est.released, bool(np.abs(est.params - [0.5, 1.0]).max() < 0.2)
     (True, True)
     """
-    check_options(lemma, accounting, centre, ridge)
-    ridge = float(ridge)
+    ridge = validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting,
+                                       "centre": centre, "ridge": ridge})["ridge"]
 
     def fitter(Xf, yf, mf, rngf):
         return fit_logistic_models(Xf, yf, mf, rngf, ridge)

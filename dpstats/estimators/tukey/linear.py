@@ -26,10 +26,11 @@ from ...mechanisms.plan import forfeit
 from ...mechanisms.ptr import ptr_check, ptr_parameters
 from ...mechanisms.sampling import random_groups, uniform_jitter
 from ...mechanisms.tukey_em import restricted_tukey_em
-from .. import Estimate
+from ...validation import Option, OptionSpec, validate_options
+from ..outcome import Estimate, Withheld
 from .centre import CENTRE_SHARE, private_centre
 
-__all__ = ["estimate", "fit_models", "jitter_sort", "MIN_MODELS"]
+__all__ = ["estimate", "fit_models", "jitter_sort", "MIN_MODELS", "OPTIONS", "COMMON"]
 
 #: Fewest models for which the test can be run at all (t = floor(floor(m/2)/2) >= 1).
 MIN_MODELS = 4
@@ -64,21 +65,69 @@ def jitter_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.sort(jittered, axis=0)
 
 
-def check_options(centre: object = "auto") -> None:
-    """Validate the Tukey options (touches no data, charges nothing).
+def _check_centre(value: object, name: str) -> object:
+    if isinstance(value, str) and value != "auto":
+        raise ValidationError(f"{name} must be 'auto', None or an array of public centres; got "
+                              f"{value!r}")
+    return value
 
-    >>> check_options(None)
-    """
-    if isinstance(centre, str) and centre != "auto":
-        raise ValidationError(f"centre must be 'auto', None or an array of public centres; got "
-                              f"{centre!r}")
+
+#: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
+COMMON = frozenset({"eps", "delta", "rng", "ledger", "m", "lemma", "accounting", "intercept_col",
+                    "names", "stage", "fitter"})
+#: The Tukey mechanism's options.
+OPTIONS = OptionSpec((
+    Option("lemma", "choice", "8.5", choices=("8.5", "3.6"), doc="distance lemma for PTR"),
+    Option("accounting", "choice", "swap", choices=("swap", "paper"),
+           doc="how one row changes the models, for the PTR accounting"),
+    Option("centre", "any", "auto", check=_check_centre,
+           doc="'auto' (private medians), None, or an array of public centres"),
+))
+
+
+def _centre(X, centre, intercept_col, eps: float, rng, ledger, names,
+            stage: str) -> tuple[np.ndarray | None, float]:
+    """The centre of the columns (or None) and the eps its private release took."""
+    if intercept_col is None or X.shape[1] <= 1 or centre is None:
+        return None, 0.0
+    if isinstance(centre, str):
+        eps_c = CENTRE_SHARE * eps
+        return private_centre(X, intercept_col, eps_c, rng, ledger, names=names,
+                              stage=stage), eps_c
+    c = np.asarray(centre, dtype=np.float64).copy()
+    c[intercept_col] = 0.0
+    return c, 0.0
+
+
+def _ptr_release(S, t: int, params, delta: float, lemma: str, c, intercept_col, rng, ledger,
+                 stage: str, facts: dict) -> Estimate:
+    """PTR test on the sorted models ``S``; if it passes, the restricted exponential mechanism
+    and the map back to the original parametrisation (post-processing)."""
+    logV = log_depth_volumes(S)
+    logW = log_exact_volumes(logV)
+    report = ptr_check(logV, logW, t=t, params=params, rng=rng, ledger=ledger, lemma=lemma,
+                       stage=stage)
+    if not report.passed:
+        forfeit(ledger, "restricted exponential", params.eps_em, delta, stage=stage,
+                detail="not run: PTR failed (its share counts as spent)")
+        return Estimate(params=None, released=False, withheld=Withheld.PTR_FAILED, ptr=report,
+                        **facts)
+    point, depth = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
+                                       monotone=params.monotone, stage=stage)
+    if point is None:
+        return Estimate(params=None, released=False, withheld=Withheld.ZERO_VOLUME, ptr=report,
+                        **facts)
+    if c is not None:  # back to the original parametrisation (post-processing)
+        point = point.copy()
+        point[intercept_col] -= float(c @ point)
+    return Estimate(params=point, released=True, ptr=report, depth=depth, **facts)
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", names=None, stage: str = "regression",
-             fitter=None, **_: object) -> Estimate:
+             fitter=None) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
@@ -102,40 +151,38 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     centre : "auto", None or array
         ``"auto"`` spends :data:`~dpstats.estimators.tukey.centre.CENTRE_SHARE` of ``eps`` on
         private column medians and fits the groups on centred columns (see
-        :mod:`dpstats.estimators.tukey.centre`); an array is a public centre; None fits raw columns.
-        The released coefficients are always on the original scale.
+        :mod:`dpstats.estimators.tukey.centre`); an array is a public centre; None fits raw
+        columns. The released coefficients are always on the original scale.
     names : sequence of str, optional
         Column names, for the ledger.
+    stage : str
+        Ledger stage.
     fitter : callable, optional
         ``fitter(X, y, m, rng) -> (m, p) models``, the non-private per-group fit; default
         :func:`fit_models` (OLS). The privacy analysis only needs each model to depend on its
-        own group's rows, so other fits (e.g. logistic, :mod:`.tukey_glm`) plug in here.
+        own group's rows, so other fits (e.g. logistic, :mod:`.glm`) plug in here.
 
     Returns
     -------
     Estimate
-        ``released`` False (and ``params`` None) when PTR fails; the budget is still spent.
+        ``m``, ``max_depth`` and (released) ``depth``; ``details``: ``t`` and the ``centre``.
+        Not released (``params`` None, ``withheld`` says why) for too few models, a failed
+        PTR test or zero volume; the budget is still spent once PTR ran.
     """
+    validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting, "centre": centre})
     m = int(m)
     D = max_depth(m)
     t = D // 2
-    info = {"m": m, "max_depth": D, "t": t}
+    facts = {"m": m, "max_depth": D, "details": {"t": t}}
     params = ptr_parameters(eps, delta, accounting)
     if m < MIN_MODELS or t < 1:
-        info["reason"] = "too_few_models"
-        return Estimate(params=None, released=False, ptr=None, info=info)
-    check_options(centre)
-    c = None
-    if intercept_col is not None and X.shape[1] > 1 and centre is not None:
-        if isinstance(centre, str):
-            eps_c = CENTRE_SHARE * eps
-            c = private_centre(X, intercept_col, eps_c, rng, ledger, names=names, stage=stage)
-            eps -= eps_c
-            params = ptr_parameters(eps, delta, accounting)
-        else:
-            c = np.asarray(centre, dtype=np.float64).copy()
-            c[intercept_col] = 0.0
-        info["centre"] = c
+        return Estimate(params=None, released=False, withheld=Withheld.TOO_FEW_MODELS, **facts)
+    c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage)
+    if eps_c:
+        eps -= eps_c
+        params = ptr_parameters(eps, delta, accounting)
+    if c is not None:
+        facts["details"]["centre"] = c
     models = (fit_models if fitter is None else fitter)(X, y, m, rng)
     if c is not None:
         # Re-parametrise each model by its prediction at c: a fixed linear map of each group's
@@ -145,22 +192,4 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         # (nyc_garbage median test R^2 0.44 instead of 0.49).
         models[:, intercept_col] += models @ c
     S = jitter_sort(models, rng)
-    logV = log_depth_volumes(S)
-    logW = log_exact_volumes(logV)
-    report = ptr_check(logV, logW, t=t, params=params, rng=rng, ledger=ledger, lemma=lemma,
-                       stage=stage)
-    if not report.passed:
-        forfeit(ledger, "restricted exponential", params.eps_em, delta, stage=stage,
-                detail="not run: PTR failed (its share counts as spent)")
-        info["reason"] = "ptr_failed"
-        return Estimate(params=None, released=False, ptr=report, info=info)
-    point, depth = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
-                                       monotone=params.monotone, stage=stage)
-    if point is None:
-        info["reason"] = "zero_volume"
-        return Estimate(params=None, released=False, ptr=report, info=info)
-    info["depth"] = depth
-    if c is not None:  # back to the original parametrisation (post-processing)
-        point = point.copy()
-        point[intercept_col] -= float(c @ point)
-    return Estimate(params=point, released=True, ptr=report, info=info)
+    return _ptr_release(S, t, params, delta, lemma, c, intercept_col, rng, ledger, stage, facts)

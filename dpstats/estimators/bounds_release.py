@@ -1,0 +1,183 @@
+"""How the private bounds of a bounded design are released (:mod:`dpstats.estimators.bounded`).
+
+A *releaser* ``release(plan, X, y) -> Bounds`` releases the parts of a
+:class:`BoundsPlan` that are not public, through the mechanisms of
+:mod:`dpstats.mechanisms` (which charge the ledger). Neighbours: add/remove one row.
+
+* :func:`hist_release`: one release of log-scale histograms of every bounded column
+  (:func:`histogram_bounds`, L2 sensitivity ``sqrt(k)`` for ``k`` columns), through a Gaussian
+  mechanism (:func:`gaussian_hist_release`) or a part of a Gaussian-DP plan;
+* :func:`quantile_release`: :func:`~dpstats.mechanisms.bounds.private_bounds`, exponential
+  mechanism quantiles, ``eps``-DP;
+* :func:`abs_quantile_release`: symmetric bounds from one
+  :func:`~dpstats.mechanisms.bounds.private_quantile` of ``|x_j|`` per column, ``eps``-DP.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..mechanisms.additive import analytic_gaussian_sigma, gaussian
+from ..mechanisms.bounds import Bounds, private_bounds, private_quantile
+from ..mechanisms.gdp import (
+    CELLS_PER_OCTAVE,
+    detection_threshold,
+    log_histograms,
+    octave_sums,
+    spans_from_histograms,
+)
+
+__all__ = ["BoundsPlan", "Releaser", "histogram_bounds", "hist_release", "gaussian_hist_release",
+           "quantile_release", "abs_quantile_release"]
+
+
+@dataclass(frozen=True)
+class BoundsPlan:
+    """The user's bounds for one design, parsed, and what must be released privately.
+
+    ``features`` are the non-intercept columns; ``known`` maps some of them to public ranges
+    known by construction (e.g. 0/1 indicators), which override any other bound; ``label``
+    says whether the label is mapped too (False for a 0/1 label).
+    """
+
+    given: Bounds
+    features: tuple[int, ...]
+    intercept_col: int | None
+    known: Mapping[int, tuple[float, float]] = field(default_factory=dict)
+    label: bool = True
+
+    @property
+    def auto_x(self) -> bool:
+        """The feature bounds were left to ``"auto"``."""
+        return self.given.x_lo is None and bool(self.features)
+
+    @property
+    def private_features(self) -> tuple[int, ...]:
+        """Features whose bounds are released privately."""
+        return tuple(j for j in self.features if self.auto_x and j not in self.known)
+
+    @property
+    def need_x(self) -> bool:
+        return bool(self.private_features)
+
+    @property
+    def need_y(self) -> bool:
+        return self.label and self.given.y_lo is None
+
+    @property
+    def private(self) -> bool:
+        """Something must be released (and charged)."""
+        return self.need_x or self.need_y
+
+    def source(self, *, coarse: bool = False) -> str:
+        """Where the bounds come from: "public", "private", or for a mix "mixed" (``coarse``)
+        or e.g. "private x, public y"."""
+        if not self.private:
+            return "public"
+        public_x = len(self.private_features) < len(self.features)
+        public_y = self.label and not self.need_y
+        if not (public_x or public_y):
+            return "private"
+        if coarse or self.known:
+            return "mixed"
+        parts = ([("x", self.need_x)] if self.features else []) + \
+            ([("y", self.need_y)] if self.label else [])
+        return ", ".join(f"{'private' if priv else 'public'} {what}" for what, priv in parts)
+
+#: ``releaser(plan, X, y) -> Bounds``: releases the parts ``plan`` needs (x aligned with
+#: ``plan.features``; parts it does not release may be None or NaN).
+Releaser = Callable[[BoundsPlan, np.ndarray, np.ndarray], Bounds]
+
+
+
+def histogram_bounds(X, y, release) -> Bounds:
+    """Private bounds from one Gaussian release of log-scale histograms of every column.
+
+    The counts of each column of ``X`` (n, d) and of ``y`` over the public grid of
+    :func:`~dpstats.mechanisms.gdp.log_histograms` (4 cells per octave, |v| in [2^-64, 2^64],
+    and {0}) are stacked: adding or removing one row changes one count per column, so the
+    stack has L2 sensitivity ``sqrt(k)`` for ``k`` columns. ``release(counts, sensitivity)``
+    is a mechanism returning ``(noisy counts, sigma)``. Each column's bounds are the outer
+    edges of its cells whose noisy count clears
+    :func:`~dpstats.mechanisms.gdp.detection_threshold` (empty cells exceed it with
+    probability about 1% in all); a column with no such cell gets ``(-2^64, 2^64)`` (it is then
+    nearly constant after mapping). Everything after the release is post-processing.
+    """
+    parts = [a for a in (X, None if y is None else np.asarray(y)[:, None]) if a is not None]
+    counts = log_histograms(np.hstack(parts))
+    noisy, sigma = release(counts.ravel(), math.sqrt(counts.shape[0]))
+    noisy = np.reshape(noisy, counts.shape)
+    lo, hi = spans_from_histograms(noisy, detection_threshold(sigma, counts.size))
+    # Columns with nothing above the threshold: retry on whole octaves. Summing the released
+    # counts of the CELLS_PER_OCTAVE cells of each octave is post-processing; the sum's noise
+    # is sigma * sqrt(CELLS_PER_OCTAVE) while its count grows CELLS_PER_OCTAVE-fold.
+    miss = np.flatnonzero(hi >= 2.0 ** 64)
+    if miss.size:
+        coarse = octave_sums(noisy[miss])
+        c_lo, c_hi = spans_from_histograms(
+            coarse, detection_threshold(sigma * math.sqrt(CELLS_PER_OCTAVE), counts.size),
+            per_octave=1)
+        lo[miss], hi[miss] = c_lo, c_hi
+    d = 0 if X is None else X.shape[1]
+    return Bounds(lo[:d] if X is not None else None, hi[:d] if X is not None else None,
+                  float(lo[-1]) if y is not None else None,
+                  float(hi[-1]) if y is not None else None, source="private", mode="hist")
+
+
+def hist_release(release) -> Releaser:
+    """Releaser of :func:`histogram_bounds` through ``release(counts, sensitivity) ->
+    (noisy counts, sigma)`` (a Gaussian mechanism or a part of a Gaussian-DP plan). One
+    histogram covers every ``"auto"`` feature (known ones too) and the label if needed."""
+    def run(plan: BoundsPlan, X, y) -> Bounds:
+        Xf = X[:, list(plan.features)] if plan.auto_x else None
+        return histogram_bounds(Xf, y if plan.need_y else None, release)
+    return run
+
+
+def gaussian_hist_release(eps: float, delta: float, rng, ledger, *, stage: str) -> Releaser:
+    """:func:`hist_release` through one :func:`~dpstats.mechanisms.additive.gaussian` release
+    at ``(eps, delta)`` (analytic calibration), charged as ``"<stage>: bounds"``."""
+    def release(counts, sensitivity):
+        out = gaussian(counts, sensitivity, eps, delta, rng, ledger, stage=f"{stage}: bounds",
+                       what="log-scale histograms of the bounded columns")
+        return out, analytic_gaussian_sigma(sensitivity, eps, delta)
+    return hist_release(release)
+
+
+def quantile_release(eps: float, q: float, rng, ledger, *, stage: str,
+                     mode: str = "auto") -> Releaser:
+    """Releaser of :func:`~dpstats.mechanisms.bounds.private_bounds` (``eps``-DP, exponential
+    mechanism quantiles with tail mass ``q``), charged to ``ledger`` as ``"<stage>: bounds"``."""
+    def run(plan: BoundsPlan, X, y) -> Bounds:
+        Xf = X[:, list(plan.features)] if plan.need_x else None
+        return private_bounds(Xf, y if plan.need_y else None, eps, rng, ledger, mode=mode,
+                              q=q, stage=f"{stage}: bounds")
+    return run
+
+
+def abs_quantile_release(eps: float, q: float, rng, ledger, *, stage: str,
+                         names=None) -> Releaser:
+    """Releaser of symmetric bounds ``[-B, B]`` per private feature (and the label): ``B`` the
+    private ``(1 - q)``-quantile of ``|x_j|``, rounded up
+    (:func:`~dpstats.mechanisms.bounds.private_quantile`); ``eps`` split evenly, pure DP."""
+    def run(plan: BoundsPlan, X, y) -> Bounds:
+        cols = plan.private_features
+        each = eps / (len(cols) + plan.need_y)
+        half = np.full(len(plan.features), np.nan)
+        for j in cols:
+            name = names[j] if names is not None else f"x[{j}]"
+            half[plan.features.index(j)] = private_quantile(
+                np.abs(X[:, j]), 1.0 - q, each, rng, ledger, stage=f"{stage}: bounds",
+                what=f"bound B of |{name}|", rounding="up")
+        y_half = None
+        if plan.need_y:
+            y_half = private_quantile(np.abs(y), 1.0 - q, each, rng, ledger,
+                                      stage=f"{stage}: bounds", what="bound B of |y|",
+                                      rounding="up")
+        return Bounds(-half, half, None if y_half is None else -y_half, y_half,
+                      source="private", eps=eps)
+    return run

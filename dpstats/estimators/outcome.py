@@ -1,0 +1,77 @@
+"""What an estimator returns (:class:`Estimate`), and the constructor of a withheld one.
+
+Every reason an estimator can give for releasing nothing is a :class:`Withheld` code; the one
+table that says what each code means to a user is :data:`dpstats.withheld.EXPLANATIONS` (re-exported
+here). Results and the pipeline read that table; estimators only set the code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from ..mechanisms.ptr import PTRReport
+from ..withheld import EXPLANATIONS, Explanation, Withheld, explain, withheld_note
+
+__all__ = ["Estimate", "Withheld", "Explanation", "EXPLANATIONS", "explain", "withheld_note",
+           "withheld"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What an estimator releases: coefficients (or None / NaN), and public facts of the run.
+
+    Attributes
+    ----------
+    params : ndarray or None
+        Coefficients on the original scale; NaN (bounded methods) or None (Tukey) when
+        withheld.
+    released : bool
+        True exactly when ``withheld`` is None.
+    withheld : Withheld or None
+        Why nothing was released (see :data:`EXPLANATIONS`).
+    ptr : PTRReport or None
+        The propose-test-release report (Tukey).
+    m, depth, max_depth : int or None
+        Number of models, released Tukey depth and its maximum (Tukey).
+    clip : (ndarray, ndarray) or None
+        The released per-column box ``(lo, hi)`` the model was fitted in (intercept and
+        dropped columns ``-inf, inf``): ``np.clip(x, lo, hi) @ params`` is the fitted
+        predictor. None for methods without one.
+    dropped : tuple of int
+        Column positions left out (coefficient 0) because their released bounds were unusable.
+    details : mapping
+        Method-specific public facts (e.g. ``loss``, ``T``, ``lr``, ``mu``, ``bounds``).
+    """
+
+    params: np.ndarray | None
+    released: bool
+    withheld: Withheld | None = None
+    ptr: PTRReport | None = None
+    m: int | None = None
+    depth: int | None = None
+    max_depth: int | None = None
+    clip: tuple[np.ndarray, np.ndarray] | None = None
+    dropped: tuple[int, ...] = ()
+    details: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        code = None if self.withheld is None else Withheld(self.withheld)
+        if self.released != (code is None):
+            raise ValueError("an Estimate is released exactly when it has no withheld reason")
+        object.__setattr__(self, "withheld", code)
+        object.__setattr__(self, "dropped", tuple(int(j) for j in self.dropped))
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+
+def withheld(p: int, reason: Withheld, **facts) -> Estimate:
+    """An estimate of ``p`` NaN coefficients, not released for ``reason``.
+
+    Used when private bounds turned out unusable: the budget spent on them is still spent, and
+    the decision depends only on released values, so withholding is post-processing.
+    ``facts`` are the other :class:`Estimate` fields (``clip``, ``details``, ...).
+    """
+    return Estimate(params=np.full(p, np.nan), released=False, withheld=reason, **facts)
