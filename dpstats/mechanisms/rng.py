@@ -184,7 +184,7 @@ def _refuse(name: str):
     def method(self, *args, **kwargs):
         raise NotImplementedError(
             f"SecureGenerator.{name} is not implemented; dpstats draws only through "
-            f"{', '.join(sorted(_SUPPORTED))}. Add {name} to dpstats/_secure_rng.py (from "
+            f"{', '.join(sorted(_SUPPORTED))}. Add {name} to dpstats/mechanisms/rng.py (from "
             "os.urandom) before using it")
     method.__name__ = name
     method.__doc__ = "Not implemented (raises): see :class:`SecureGenerator`."
