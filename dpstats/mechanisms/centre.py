@@ -87,8 +87,8 @@ def _cell_representatives(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     the float with the lower point's bits plus half a cell (bit 41 set), which lies strictly
     between the same two points; values beyond +-2^64 become +-2^65 and non-zero values inside
     (-2^-64, 2^-64) become +-2^-65. The mechanism's distribution over grid points is then the
-    same as with the raw values (``tests/test_centring.py`` checks it point by point), and
-    ``np.unique``'s sort is replaced by one ``bincount`` over cell keys.
+    same as with the raw values (``tests/estimators/test_centring.py`` checks it point by point),
+    and ``np.unique``'s sort is replaced by one ``bincount`` over cell keys.
 
     >>> u, c = _cell_representatives(np.array([1.0, 1.0001, 1.0002, -3.0, 0.0, 1e30]))
     >>> u.tolist(), c.tolist()

@@ -25,8 +25,8 @@ body containing ``j_{h+1}`` describes a set whose best excluded index is further
 sizes sum to more than ``binom(d, k)`` (19 instead of 15 for d = 6, k = 2); sampling with them
 is not the mechanism of Definition A.1 and over-weights sets with a data-dependent multiplicity.
 The same text says ``j_{h+1}`` is "the best index not included in y", which fixes the intended
-partition used here; ``tests/test_lipschitz_topk.py`` checks the output distribution against a
-brute-force evaluation of Definition A.1 over all k-subsets.
+partition used here; ``tests/mechanisms/test_lipschitz_topk.py`` checks the output distribution
+against a brute-force evaluation of Definition A.1 over all k-subsets.
 """
 
 from __future__ import annotations

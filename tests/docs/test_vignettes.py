@@ -15,7 +15,7 @@ jupytext = pytest.importorskip("jupytext")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VIGNETTES = sorted((ROOT / "vignettes").glob("*.md"))
 
 

@@ -17,7 +17,7 @@ from dpstats.results.glm import DPGLMResult
 from dpstats.results.lm import DPLMResult, FitSpec, SelectionReport
 from dpstats.results.summary import WIDTH, Summary, format_number
 
-SNAPSHOT = Path(__file__).parent / "snapshots" / "summary_tukey.txt"
+SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "summary_tukey.txt"
 NAN3 = [math.nan] * 3
 
 

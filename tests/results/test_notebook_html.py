@@ -19,7 +19,7 @@ pytest.importorskip("ipykernel")
 
 import dpstats as dp  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The kernel imports the same dpstats as this test process (installed or checked out).
 PACKAGE_HOME = str(Path(dp.__file__).resolve().parents[1])
 FORMULA = "median_house_value ~ ."

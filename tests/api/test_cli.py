@@ -14,7 +14,7 @@ import pytest
 import dpstats as dp
 from dpstats.__main__ import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FORMULA = "median_house_value ~ median_income + housing_median_age"
 
 
