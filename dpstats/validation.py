@@ -30,6 +30,14 @@ def _is_real(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
+def _as_float(x: numbers.Real) -> float:
+    """``float(x)``, or an infinity for an integer beyond the float range."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
 def check_eps(eps: object, name: str = "eps") -> float:
     """Return ``eps`` as a float if it is a finite number > 0, else raise.
 
@@ -77,9 +85,14 @@ def check_k(k: object, name: str = "k") -> int:
     return int(k)
 
 
+def _listed(value: object, choices: tuple) -> bool:
+    """Whether ``value`` is one of ``choices`` (by identity, or as an equal string)."""
+    return any(value is c or (isinstance(value, str) and value == c) for c in choices)
+
+
 def check_choice(value: object, choices: tuple, name: str) -> object:
     """Raise :class:`UnknownMethodError` unless ``value`` is one of ``choices``."""
-    if not any(value is c or (isinstance(value, str) and value == c) for c in choices):
+    if not _listed(value, choices):
         shown = ", ".join(repr(c) for c in choices)
         raise UnknownMethodError(f"{name}={value!r} is not known; choose one of {shown}")
     return value
@@ -119,7 +132,9 @@ class Option:
     closed : (bool, bool)
         Whether ``lo`` and ``hi`` themselves are admissible.
     choices : tuple
-        Admissible values of a ``"choice"``.
+        Admissible values of a ``"choice"``. For ``"real"`` and ``"int"``: values accepted
+        besides the numbers, returned as they are (e.g. ``"auto"`` for a count the method
+        derives).
     allow_none : bool
         ``None`` is accepted (it stands for a default the method derives, e.g. from the loss).
     check : callable, optional
@@ -152,9 +167,17 @@ class Option:
         'a number in (0, 0.5)'
         >>> Option("T", "int", range=(1, None), closed=(True, False)).requirement()
         'an integer >= 1'
+        >>> Option("m", "int", range=(1, 9), choices=("auto",)).requirement()
+        "'auto' or an integer in 1..9"
         """
         if self.kind == "choice":
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        number = self._number_requirement()
+        if self.choices:
+            return ", ".join(repr(c) for c in self.choices) + " or " + number
+        return number
+
+    def _number_requirement(self) -> str:
         lo, hi = self.range if self.range is not None else (None, None)
         if self.kind == "int":
             if hi is None:
@@ -167,17 +190,20 @@ class Option:
                 f"{']' if self.closed[1] else ')'}")
 
     def parse(self, value: object) -> object:
-        """``value`` checked and converted (float for "real", int for "int"), else raise."""
+        """``value`` checked and converted (float for "real", int for "int"; a value listed in
+        ``choices`` as it is), else raise."""
         if value is None and self.allow_none:
             return None
         if self.kind == "choice":
             return check_choice(value, self.choices, self.name)
         if self.kind == "any":
             return value if self.check is None else self.check(value, self.name)
+        if self.choices and _listed(value, self.choices):
+            return value
         integral = self.kind == "int"
         ok = (not isinstance(value, bool)
               and isinstance(value, numbers.Integral if integral else numbers.Real)
-              and self._in_range(float(value)))
+              and self._in_range(_as_float(value)))
         if not ok:
             raise ValidationError(self._error(value))
         return int(value) if integral else float(value)

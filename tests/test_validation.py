@@ -9,7 +9,15 @@ import pytest
 
 from dpstats.errors import DPStatsError, PrivacyParameterError, UnknownMethodError, ValidationError
 from dpstats.mechanisms.rng import as_rng
-from dpstats.validation import check_choice, check_delta, check_eps, check_k
+from dpstats.validation import (
+    Option,
+    OptionSpec,
+    check_choice,
+    check_delta,
+    check_eps,
+    check_k,
+    validate_options,
+)
 
 BAD_EPS = [0, 0.0, -1, -1e-300, math.nan, math.inf, -math.inf, "1", None, True, False,
            [1.0], 1 + 0j]
@@ -128,3 +136,21 @@ def test_as_rng_generator_and_seedsequence():
 def test_as_rng_rejects_bad_random_state(bad):
     with pytest.raises(ValidationError, match="random_state"):
         as_rng(bad)
+
+
+# ---- declared options: a number or one of its listed values -----------------------------------
+
+_COUNT = Option("m", "int", "auto", range=(1, 100), choices=("auto", "sqrt"), doc="groups")
+
+
+@pytest.mark.parametrize(("value", "expected"), [("auto", "auto"), ("sqrt", "sqrt"), (1, 1),
+                                                 (np.int64(100), 100)])
+def test_number_option_accepts_its_listed_values_and_numbers(value, expected):
+    got = validate_options(OptionSpec((_COUNT,)), {"m": value})["m"]
+    assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("value", [0, 101, True, 2.5, "many", None, math.nan, 10 ** 400])
+def test_number_option_rejects_the_rest(value):
+    with pytest.raises(ValidationError, match=r"m must be 'auto', 'sqrt' or an integer in 1\.\."):
+        _COUNT.parse(value)

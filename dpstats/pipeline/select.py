@@ -20,13 +20,12 @@ and the released row count ``n_hat`` only:
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..errors import ValidationError
 from ..formula.numeric import INTERCEPT
 from ..selection import SELECTORS, Selection, run_selector
+from ..selection.sublasso import GROUPS
 
 __all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
            "run_selection", "selection_stage", "candidate_columns", "check_groups",
@@ -125,15 +124,10 @@ def selection_stage(request, design, candidates: list[int], selector: str | None
 
 
 def check_groups(groups) -> object:
-    """Validate ``groups=`` (SubLasso) without touching data."""
-    if isinstance(groups, str) and groups in ("auto", "sqrt"):
-        return groups
-    from ..selection.sublasso import MAX_GROUPS
-    if isinstance(groups, numbers.Integral) and not isinstance(groups, bool) \
-            and 1 <= groups <= MAX_GROUPS:
-        return int(groups)
-    raise ValidationError(f"groups must be 'auto' (n_hat/p groups), 'sqrt' (Kifer's sqrt(n) "
-                          f"groups) or an integer from 1 to {MAX_GROUPS}; got {groups!r}")
+    """Validate ``groups=`` (SubLasso) without touching data, by SubLasso's declared option
+    (:data:`dpstats.selection.sublasso.GROUPS`; its released row count is checked when the
+    selector runs)."""
+    return GROUPS.parse(groups)
 
 
 def check_bounds_arg(bounds: object) -> object:

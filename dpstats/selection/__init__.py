@@ -6,9 +6,12 @@ Every selector has the signature (DESIGN rule 3)::
 
 and accepts exactly the keywords it uses: a misspelt option raises ``TypeError``. Each selector
 module declares them as data: ``CONTEXT`` (keywords the pipeline supplies, e.g. the ledger
-``stage`` or a released row count) and ``OPTIONS`` (user options, as :class:`Option` records
-with type, default and accepted values). :func:`run_selector` runs a selector by name on the
-pipeline's shared keywords, passing it only those it declares.
+``stage`` or a released row count) and ``OPTIONS`` (user options, an
+:class:`~dpstats.validation.OptionSpec` of :class:`~dpstats.validation.Option` records with
+type, range and default), which it checks with :func:`~dpstats.validation.validate_options`,
+the one checker the estimators use too: a bad value raises ``ValidationError`` before anything
+is charged. :func:`run_selector` runs a selector by name on the pipeline's shared keywords,
+passing it only those it declares.
 
 ``X`` holds the *candidate* columns only: callers drop the intercept before selecting, so the
 intercept never costs selection budget and is always kept (DESIGN rule 6). A selector releases
@@ -27,46 +30,16 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-__all__ = ["Selection", "SELECTORS", "REQUIRED_KEYWORDS", "Option", "get_selector",
+from ..validation import Option
+
+__all__ = ["Selection", "SELECTORS", "REQUIRED_KEYWORDS", "get_selector",
            "selector_keywords", "selector_options", "run_selector"]
 
 #: Registered selector names.
 SELECTORS = ("kendall", "sublasso", "sis")
 #: Keywords every selector takes (besides ``X`` and ``y``).
 REQUIRED_KEYWORDS = ("k", "eps", "rng", "ledger")
-
-
-class Option(NamedTuple):
-    """One user option of a selector, declared as data (the selector checks it).
-
-    Attributes
-    ----------
-    name : str
-        Keyword name.
-    type : tuple of type
-        Accepted types of the value (``numbers.Real``, ``numbers.Integral``, ``str``, ...;
-        ``bool`` is never a number).
-    default : object
-        Value used when the option is not given.
-    range : (float, float) or None
-        For numbers: the accepted interval, open unless ``closed``.
-    closed : bool
-        Whether both ends of ``range`` are accepted.
-    choices : tuple of str
-        Accepted strings (for a ``str`` value).
-    doc : str
-        One line for help texts.
-    """
-
-    name: str
-    type: tuple
-    default: object
-    range: tuple[float, float] | None = None
-    closed: bool = False
-    choices: tuple[str, ...] = ()
-    doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,14 +77,15 @@ def _module(name: str):
 
 
 def selector_options(name: str) -> tuple[Option, ...]:
-    """The user options the selector ``name`` declares.
+    """The user options the selector ``name`` declares (its ``OPTIONS.options``, each a
+    :class:`~dpstats.validation.Option`).
 
     >>> [o.name for o in selector_options("sis")]
     ['bounds', 'bounds_share', 'bounds_mode', 'q']
     >>> selector_options("kendall")
     ()
     """
-    return _module(name).OPTIONS
+    return _module(name).OPTIONS.options
 
 
 def selector_keywords(name: str) -> frozenset[str]:
@@ -122,7 +96,7 @@ def selector_keywords(name: str) -> frozenset[str]:
     ['eps', 'groups', 'k', 'ledger', 'n_noisy', 'rng', 'stage']
     """
     module = _module(name)
-    return frozenset((*REQUIRED_KEYWORDS, *module.CONTEXT, *(o.name for o in module.OPTIONS)))
+    return frozenset((*REQUIRED_KEYWORDS, *module.CONTEXT, *module.OPTIONS.names))
 
 
 def run_selector(name: str, X, y, *, k: int, eps: float, rng, ledger=None, **keywords) -> Selection:

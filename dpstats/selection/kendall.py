@@ -32,7 +32,7 @@ import numpy as np
 from ..mechanisms import exponential
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.sampling import random_permutation
-from ..validation import check_eps
+from ..validation import OptionSpec, check_eps
 from . import Selection
 from .checks import check_selector_inputs
 
@@ -41,7 +41,7 @@ __all__ = ["select", "SENS_FIRST", "SENS_LATER", "CONTEXT", "OPTIONS"]
 #: Keywords the pipeline supplies (see :func:`dpstats.selection.run_selector`).
 CONTEXT = ("stage",)
 #: User options: none (DPKendall needs only ``k`` and ``eps``).
-OPTIONS = ()
+OPTIONS = OptionSpec()
 
 #: Sensitivity of the round-1 score |tau_hat(x_j, y)| (003 Lemma 3.2).
 SENS_FIRST = 1.5

@@ -20,16 +20,14 @@ bounds released in step 1: adaptive composition of the two stages).
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from ..errors import ValidationError
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..mechanisms.lipschitz import lipschitz_topk
-from ..validation import check_choice, check_eps
-from . import Option, Selection
+from ..validation import Option, OptionSpec, check_eps, validate_options
+from . import Selection
 from .checks import check_generator, check_selector_inputs
 
 __all__ = ["select", "sis_scores", "clipping_bounds", "CONTEXT", "OPTIONS"]
@@ -37,16 +35,32 @@ __all__ = ["select", "sis_scores", "clipping_bounds", "CONTEXT", "OPTIONS"]
 #: Keywords the pipeline supplies (see :func:`dpstats.selection.run_selector`): column names for
 #: named public bounds, and the ledger stage.
 CONTEXT = ("columns", "stage")
-_BOUNDS = Option("bounds", (str, tuple, list, dict), "auto", choices=("auto",),
-                 doc="clipping bounds: 'auto' (private), (lo, hi) or {'x': ..., 'y': ...}")
-_SHARE = Option("bounds_share", (numbers.Real,), 0.5, range=(0.0, 1.0),
-                doc="share of eps for the private bounds (unused when all bounds are public)")
-_MODE = Option("bounds_mode", (str,), "auto", choices=("auto", "column", "global"),
-               doc="mode of the private bounds (dpstats.mechanisms.bounds.private_bounds)")
-_Q = Option("q", (numbers.Real,), 0.01, range=(0.0, 0.5),
-            doc="tail mass outside each private bound")
-#: User options.
-OPTIONS = (_BOUNDS, _SHARE, _MODE, _Q)
+
+
+def _parse_bounds(values: dict, fixed: dict) -> dict:
+    """The options with ``"given"``: ``bounds`` parsed for the ``fixed`` number of columns
+    ``d`` and their ``columns`` names (:func:`~dpstats.mechanisms.bounds.parse_bounds`, which
+    raises for a bad form or pair)."""
+    given = parse_bounds(values["bounds"], fixed["d"], columns=fixed.get("columns"))
+    return {**values, "given": given}
+
+
+#: User options, checked by :func:`~dpstats.validation.validate_options`; ``bounds`` is
+#: parsed against the columns by the spec's ``finish``. The private-bounds options are checked
+#: even when every bound is public (they are then unused).
+OPTIONS = OptionSpec((
+    Option("bounds", "any", "auto",
+           doc="clipping bounds: 'auto' (private), (lo, hi) or {'x': ..., 'y': ...}"),
+    Option("bounds_share", "real", 0.5, range=(0.0, 1.0),
+           doc="share of eps for the private bounds (unused when all bounds are public)",
+           message="bounds_share must be a number strictly between 0 and 1 (share of eps for "
+                   "private bounds); got {value!r}"),
+    Option("bounds_mode", "choice", "auto", choices=("auto", "column", "global"),
+           doc="mode of the private bounds (dpstats.mechanisms.bounds.private_bounds)"),
+    Option("q", "real", 0.01, range=(0.0, 0.5), doc="tail mass outside each private bound",
+           message="q must be a number strictly between 0 and 0.5; got {value!r}"),
+), finish=_parse_bounds)
+
 _SOURCES = {(False, False): "public", (True, True): "private",
             (True, False): "private x, public y", (False, True): "public x, private y"}
 
@@ -90,9 +104,10 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     bounds, bounds_share, bounds_mode, q
         The :data:`OPTIONS`: clipping bounds (see
         :func:`~dpstats.mechanisms.bounds.parse_bounds`; ``"auto"`` parts are private), the
-        share of ``eps`` for private bounds in (0, 1) (ignored when the bounds are fully
-        public), the mode of :func:`~dpstats.mechanisms.bounds.private_bounds` and the tail
-        mass outside each private bound.
+        share of ``eps`` for private bounds in (0, 1) (unused, though still checked, when the
+        bounds are fully public), the mode of
+        :func:`~dpstats.mechanisms.bounds.private_bounds` and the tail mass outside each
+        private bound.
     columns : sequence of str, optional
         Names of the columns, for ``bounds={"x": {name: (lo, hi)}, ...}``.
     stage : str
@@ -123,12 +138,15 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     d = Xa.shape[1]
     eps = check_eps(eps)
     check_generator(rng)
-    given = parse_bounds(bounds, d, columns=columns)
+    opt = validate_options(OPTIONS, {"bounds": bounds, "bounds_share": bounds_share,
+                                     "bounds_mode": bounds_mode, "q": q},
+                           fixed={"d": d, "columns": columns})
+    given = opt["given"]
     need = (given.x_lo is None, given.y_lo is None)
-    eps_bounds = eps * _private_share(bounds_share, bounds_mode, q) if any(need) else 0.0
+    eps_bounds = eps * opt["bounds_share"] if any(need) else 0.0
     eps_topk = eps - eps_bounds
-    used = clipping_bounds(Xa, ya, given, eps_bounds, rng, ledger, mode=bounds_mode, q=q,
-                           stage=f"{stage}: bounds")
+    used = clipping_bounds(Xa, ya, given, eps_bounds, rng, ledger, mode=opt["bounds_mode"],
+                           q=opt["q"], stage=f"{stage}: bounds")
     eps_bounds = used.eps if any(need) else eps_bounds
     idx = lipschitz_topk(sis_scores(Xa, ya, used), k, 1.0, eps_topk, rng, ledger, stage=stage,
                          what="DP-SIS |x_j^T y| (x, y clipped into [-1, 1])")
@@ -136,20 +154,6 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
                      eps=math.fsum([eps_bounds, eps_topk]), ordered=False,
                      info={"bounds": _SOURCES[need], "mode": used.mode if need[0] else None,
                            "eps_bounds": eps_bounds, "eps_topk": eps_topk, "k": k, "d": d})
-
-
-def _private_share(bounds_share, bounds_mode, q) -> float:
-    """Check the private-bounds options (before any charge); return ``bounds_share``."""
-    lo, hi = _SHARE.range
-    if not (isinstance(bounds_share, numbers.Real) and not isinstance(bounds_share, bool)
-            and lo < float(bounds_share) < hi):
-        raise ValidationError(f"bounds_share must be a number strictly between 0 and 1 "
-                              f"(share of eps for private bounds); got {bounds_share!r}")
-    check_choice(bounds_mode, _MODE.choices, "bounds_mode")
-    lo, hi = _Q.range
-    if not (isinstance(q, numbers.Real) and not isinstance(q, bool) and lo < q < hi):
-        raise ValidationError(f"q must be a number strictly between 0 and 0.5; got {q!r}")
-    return float(bounds_share)
 
 
 def clipping_bounds(X: np.ndarray, y: np.ndarray, given: Bounds, eps: float, rng,

@@ -18,7 +18,6 @@ released count can be far above any real n, and the group arrays must still fit 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -26,11 +25,11 @@ from ..errors import ValidationError
 from ..mechanisms import peel_topk
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.sampling import random_groups
-from ..validation import check_eps
-from . import Option, Selection
+from ..validation import Option, OptionSpec, check_eps, validate_options
+from . import Selection
 from .checks import check_selector_inputs
 
-__all__ = ["select", "n_groups", "MAX_GROUPS", "CONTEXT", "OPTIONS"]
+__all__ = ["select", "n_groups", "MAX_GROUPS", "CONTEXT", "OPTIONS", "GROUPS"]
 
 #: Most groups SubLasso forms (a public cap: ``n_hat / p`` above it means more than a million
 #: groups, i.e. either a huge data set, whose votes are then far above the noise anyway, or a
@@ -39,12 +38,28 @@ MAX_GROUPS = 2 ** 20
 #: Keywords the pipeline supplies (see :func:`dpstats.selection.run_selector`): the released row
 #: count that sizes the groups, and the ledger stage.
 CONTEXT = ("n_noisy", "stage")
-#: User options (checked by :func:`n_groups`).
-OPTIONS = (
-    Option("groups", (str, numbers.Integral), "auto", range=(1, MAX_GROUPS), closed=True,
-           choices=("auto", "sqrt"),
-           doc="number of groups: 'auto' (n_hat / p), 'sqrt' (Kifer's sqrt(n_hat)) or an int"),
-)
+#: The ``groups`` option: ``"auto"``, ``"sqrt"`` or an integer from 1 to :data:`MAX_GROUPS`
+#: (also the rule of the pipeline's ``groups=``, :func:`dpstats.pipeline.select.check_groups`).
+GROUPS = Option(
+    "groups", "int", "auto", range=(1, MAX_GROUPS), choices=("auto", "sqrt"),
+    doc="number of groups: 'auto' (n_hat / p), 'sqrt' (Kifer's sqrt(n_hat)) or an int",
+    message=(f"groups must be 'auto' (n_hat/p groups), 'sqrt' (Kifer's sqrt(n) groups) or an "
+             f"integer from 1 to {MAX_GROUPS}; got {{value!r}}"))
+
+
+def _check_row_count(values: dict, fixed: dict) -> dict:
+    """``groups="auto"``/``"sqrt"`` needs a finite released row count ``fixed["n_noisy"]``."""
+    n_noisy = fixed.get("n_noisy")
+    if isinstance(values["groups"], str) and (n_noisy is None
+                                              or not math.isfinite(float(n_noisy))):
+        raise ValidationError("groups='auto'/'sqrt' needs n_noisy, a released (private or "
+                              "public) row count; pass n_noisy=... or an integer groups=")
+    return values
+
+
+#: User options, checked by :func:`n_groups` with
+#: :func:`~dpstats.validation.validate_options` (the released row count ``n_noisy`` fixed).
+OPTIONS = OptionSpec((GROUPS,), finish=_check_row_count)
 
 
 def n_groups(groups, n_noisy: float | None, p: int) -> int:
@@ -53,17 +68,9 @@ def n_groups(groups, n_noisy: float | None, p: int) -> int:
     >>> n_groups("auto", 1000.0, 10), n_groups("sqrt", 1000.0, 10), n_groups(7, None, 10)
     (100, 31, 7)
     """
-    if isinstance(groups, numbers.Integral) and not isinstance(groups, bool):
-        if not 1 <= int(groups) <= MAX_GROUPS:
-            raise ValidationError(f"groups must be 'auto', 'sqrt' or an integer from 1 to "
-                                  f"{MAX_GROUPS}; got {groups!r}")
-        return int(groups)
-    if groups not in ("auto", "sqrt"):
-        raise ValidationError(f"groups must be 'auto', 'sqrt' or an integer >= 1; got "
-                              f"{groups!r}")
-    if n_noisy is None or not math.isfinite(float(n_noisy)):
-        raise ValidationError("groups='auto'/'sqrt' needs n_noisy, a released (private or "
-                              "public) row count; pass n_noisy=... or an integer groups=")
+    groups = validate_options(OPTIONS, {"groups": groups}, fixed={"n_noisy": n_noisy})["groups"]
+    if not isinstance(groups, str):
+        return groups
     n_hat = max(float(n_noisy), 1.0)
     m = n_hat / p if groups == "auto" else math.sqrt(n_hat)
     return max(1, int(math.floor(min(m, MAX_GROUPS))))

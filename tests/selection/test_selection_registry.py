@@ -11,12 +11,12 @@ import pytest
 from dpstats.selection import (
     REQUIRED_KEYWORDS,
     SELECTORS,
-    Option,
     get_selector,
     run_selector,
     selector_keywords,
     selector_options,
 )
+from dpstats.validation import Option
 
 
 def _keyword_params(name):
