@@ -30,6 +30,7 @@ from .levels import (
     _materialize,
     _plain_strings,
 )
+from .nonfinite import drop_nonfinite, infinite_inputs
 from .numeric import NumericSpec, complete_rows, fast_dot_spec
 from .parse import _columns_of, _expand_dot, _factors, _parse, _split_formula
 
@@ -93,9 +94,15 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     formula : str
         R-style, e.g. ``"y ~ x1 + C(g, levels=['a', 'b'])"``. ``.`` means every other column
         (frame order); ``- 1`` or ``+ 0`` drops the intercept; ``a:b``, ``a*b`` interact;
-        stateless transforms such as ``np.log(x)`` or ``I((x - 50) / 10)`` work.
+        element-wise transforms such as ``np.log(x)`` or ``I((x - 50) / 10)`` work. Only
+        transforms on the allowlist of :mod:`dpstats.formula.rowwise` are accepted, so that
+        each design row depends on its own row alone (``x.shape``, indexing, reductions and
+        sorts are refused).
     data : pandas.DataFrame
-        Rows with a missing value in any variable used are dropped (the count is not stored).
+        Rows with a missing value in any variable used are dropped (the count is not stored),
+        and so, silently, are rows whose transformed values are not finite (``np.log(0)``,
+        ``np.sqrt(-1)``, ``I(1 / x)`` at 0); numpy's warnings are never shown. Infinite values
+        in the data itself are refused.
 
     Returns
     -------
@@ -104,7 +111,8 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     Raises
     ------
     DataError, FormulaError, StatefulTransformError
-        Naming the argument and the fix, never a data value. A
+        Naming the argument and the fix, never a data value (StatefulTransformError: a
+        transform that learns from the data or is not provably row-wise). A
         :class:`~dpstats.errors.PrivacyLeakWarning` names, once, every variable whose category
         levels were read from the data.
 
@@ -122,7 +130,9 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
         return _fast_design(formula, lhs.strip(), fast, data)
     parsed, expanded, label, used = _parse_sides(lhs, rhs, data)
     frame = _complete_rows(data, used, parsed)
-    mm = _materialize(lambda: parsed.get_model_matrix(frame, output="numpy", na_action="drop"),
+    dropped: set[int] = set()      # filled by formulaic: rows a transform made NaN
+    mm = _materialize(lambda: parsed.get_model_matrix(frame, output="numpy", na_action="drop",
+                                                      drop_rows=dropped),
                       lambda res: res.rhs.model_spec, frame, predict=False)
     spec = mm.rhs.model_spec
     cols = [str(c) for c in spec.column_names]
@@ -130,6 +140,7 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
         raise FormulaError(f"`formula` {formula!r} has no terms left on the right of '~'; add "
                            "at least one column or keep the intercept")
     X, y = _as_float(mm.rhs), _response(mm.lhs, label, "data")
+    X, y = drop_nonfinite(X, y, infinite_inputs(frame), dropped)
     if X.shape[0] == 0:
         raise DataError(_NO_ROWS.format(arg="data"))
     _check_values(y[:, None], [label], "data")

@@ -9,6 +9,7 @@ import ast
 import re
 import warnings
 
+import numpy as np
 import pandas as pd
 from formulaic.errors import DataMismatchWarning, FormulaicError
 
@@ -82,9 +83,15 @@ def _mismatched(spec, data: pd.DataFrame) -> list[str]:
 
 
 def _materialize(build, spec_of, data: pd.DataFrame, *, predict: bool):
-    """Run formulaic quietly; turn level mismatches and failures into dpstats errors."""
+    """Run formulaic quietly; turn level mismatches and failures into dpstats errors.
+
+    numpy's floating-point warnings are silenced and every caught warning is dropped, never
+    re-emitted: whether ``np.log(x)`` warns depends on the values of ``x`` (one row with
+    ``x = -1``), so a warning would reveal a row. Non-finite results are dropped as missing
+    rows instead (:mod:`dpstats.formula.nonfinite`).
+    """
     err, arg = (PredictionError, "newdata") if predict else (DataError, "data")
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
         warnings.simplefilter("always")
         try:
             result = build()
@@ -101,7 +108,4 @@ def _materialize(build, spec_of, data: pd.DataFrame, *, predict: bool):
         raise err(f"`{arg}` has values of {names} {what}; declare every level, e.g. "
                   "pd.Categorical(x, categories=[...]) or C(x, levels=[...]), or remove or "
                   "recode those rows first")
-    for w in caught:  # keep numpy's warnings; drop formulaic's (they quote values) and pandas'
-        if not issubclass(w.category, (DataMismatchWarning, DeprecationWarning, FutureWarning)):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return result
+    return result  # other warnings are dropped: their presence and text depend on the values

@@ -1,7 +1,8 @@
 """Parsing R-style formulas: splitting on ``~``, expanding ``.`` and finding the columns used.
 
 Column discovery walks each factor's Python expression, refusing stateful transforms on the
-way (see :mod:`dpstats.formula.checks`) and reporting unknown names with close matches.
+way (see :mod:`dpstats.formula.checks`), reporting unknown names with close matches, and then
+refusing any factor that is not provably row-wise (see :mod:`dpstats.formula.rowwise`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from formulaic.utils.code import sanitize_variable_names
 
 from ..errors import FormulaError
 from .checks import _refuse_stateful
+from .rowwise import check_rowwise, refuse_column_attribute
 
 _KNOWN = set(TRANSFORMS) | set(dir(builtins))
 _ANSI = re.compile(r"\x1b\[[0-9;]*m|[\u29da\u29db]")
@@ -128,8 +130,16 @@ def _factor_columns(factor, columns: dict, unknown: list) -> list[str]:
 
 
 def _columns_of(factors, columns: dict, arg: str = "data", err=FormulaError) -> list[str]:
+    """Data columns the factors read (in order), once the factors passed every check.
+
+    Refuses stateful calls (:func:`~dpstats.formula.checks._refuse_stateful`), unknown names
+    (with close matches) and any factor that is not provably row-wise
+    (:mod:`dpstats.formula.rowwise`), in that order.
+    """
     unknown: list[str] = []
     used = [c for f in factors for c in _factor_columns(f, columns, unknown)]
+    for name in unknown:
+        refuse_column_attribute(name, columns)       # `x.values`: formulaic reads one name
     if unknown:
         parts = []
         folded = {str(c).casefold(): c for c in columns}
@@ -144,4 +154,8 @@ def _columns_of(factors, columns: dict, arg: str = "data", err=FormulaError) -> 
                   f"{'is not a column' if len(parts) == 1 else 'are not columns'} of `{arg}` "
                   "(nor a known function); check the spelling, and quote names with spaces or "
                   "symbols in backticks, e.g. `my column`")
+    for factor in factors:
+        if factor.eval_method.value == "python":
+            tree, aliases = _python_expr(factor.expr, columns)
+            check_rowwise(tree, factor.expr, columns, aliases)
     return list(dict.fromkeys(used))

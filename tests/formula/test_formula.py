@@ -271,7 +271,6 @@ def test_bool_label_is_accepted_as_0_1():
     np.testing.assert_array_equal(build_design("y ~ x", df).y, [1.0, 0.0, 1.0, 0.0])
 
 
-@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 def test_infinite_values_name_the_column_not_the_value(num):
     df = num.assign(a=num["a"].where(num.index != 3, np.inf), b=SECRET)
     with pytest.raises(DataError, match="infinite") as exc:
@@ -279,11 +278,12 @@ def test_infinite_values_name_the_column_not_the_value(num):
     assert "'a'" in str(exc.value) and "987654" not in str(exc.value)
     with pytest.raises(DataError, match="'y'"):
         build_design("y ~ b", num.assign(y=-np.inf))
-    with pytest.raises(DataError, match=r"np\.log\(a\)"):
-        build_design("y ~ np.log(a)", num.assign(a=0.0))  # log(0) = -inf
+    # an infinity a transform produces (log(0) = -inf) is a missing row, not an error: here
+    # every row is one, so none is left (tests/formula/test_nonfinite_rows.py: one row)
+    with pytest.raises(DataError, match="no rows"):
+        build_design("y ~ np.log(a)", num.assign(a=0.0))
 
 
-@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
 def test_no_rows_left_after_dropping(num):
     df = num.assign(a=np.where(np.arange(len(num)) % 2, np.nan, 1.0),
                     b=np.where(np.arange(len(num)) % 2, 1.0, np.nan))
