@@ -62,7 +62,7 @@ def sample_point_with_depth(S: np.ndarray, i: int, rng: np.random.Generator) -> 
 def restricted_tukey_em(S: np.ndarray, t: int, eps: float, rng: np.random.Generator,
                         ledger: Ledger | None = None, *, delta: float = 0.0,
                         monotone: bool = False,
-                        stage: str | None = None) -> tuple[np.ndarray | None, int | None]:
+                        stage: str | None = None) -> np.ndarray | None:
     """Sample a point of high approximate Tukey depth, restricted to depth >= t.
 
     Chooses depth ``i`` in ``{t, ..., floor(m/2)}`` with probability proportional to
@@ -80,9 +80,12 @@ def restricted_tukey_em(S: np.ndarray, t: int, eps: float, rng: np.random.Genera
     t : int
         Depth restriction.
 
+    The chosen depth stays inside: it is not a function of the released point's law alone
+    and is never returned (issue 14).
+
     Returns
     -------
-    (point, depth), or (None, None) if every admissible region has zero volume.
+    The point, or None if every admissible region has zero volume.
     """
     m = S.shape[0]
     D = max_depth(m)
@@ -94,9 +97,9 @@ def restricted_tukey_em(S: np.ndarray, t: int, eps: float, rng: np.random.Genera
                              + (", monotone" if monotone else ""))
     log_base = logW[t:D + 1]
     if depths.size == 0 or not np.isfinite(log_base).any():
-        return None, None
+        return None
     k = exponential(depths.astype(float), 1.0, eps, rng, None, log_base=log_base,
                     monotone=monotone)
-    depth = int(depths[k])
-    return sample_point_with_depth(S, depth, rng), depth
+    depth = int(depths[k])      # internal: never returned
+    return sample_point_with_depth(S, depth, rng)
 

@@ -54,6 +54,6 @@ def result_fields(*, design, selection, k, est, ledger, selector, n_noisy, seede
               if selection else None)
     return dict(charges=ledger.charges, released=est.released, private=True, selector=selector,
                 k=k if selector else None, selected=selected, selection=report, ptr=est.ptr,
-                n_noisy=n_noisy, m=est.m, depth=est.depth, max_depth=est.max_depth,
+                n_noisy=n_noisy, m=est.m, max_depth=est.max_depth,
                 seeded=seeded, split=split, notes=tuple(notes),
                 unreleased_reason=None if est.withheld is None else est.withheld.value)

@@ -46,9 +46,6 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
               ("n (private lower bound):", _fmt_n(result.n_noisy))]
     if result.m is not None:
         facts.append(("m (models):", str(result.m)))
-    if result.depth is not None:
-        of = f" of {result.max_depth}" if result.max_depth is not None else ""
-        facts.append(("Tukey depth:", f"{result.depth}{of}"))
     facts += [("Budget spent:", _eps_delta(*result.spent)),
               ("Randomness:", SEEDED if result.seeded else "OS CSPRNG"),
               ("Privacy guarantee:", guarantee),

@@ -98,7 +98,6 @@ class DPLMResult:
     ptr: PTRReport | None = None
     n_noisy: float | None = None
     m: int | None = None
-    depth: int | None = None
     max_depth: int | None = None
     seeded: bool = False
     split: dict | None = None

@@ -41,7 +41,7 @@ def make_result(**kw) -> DPLMResult:
                 selector="kendall", k=1, selected=["x2"],
                 selection=SelectionReport("kendall", 1, ("x2",), 0.05),
                 ptr=PTRReport(True, 14.61, 14.61, 9.21, "8.5", 0.1), n_noisy=1234.4, m=25,
-                depth=12, max_depth=13, seeded=False,
+                max_depth=12, seeded=False,
                 notes=("Unselected terms are fixed at 0 and were not estimated.",))
     base.update(kw)
     return DPLMResult(**base)
@@ -54,8 +54,8 @@ def failed_ptr(**kw) -> DPLMResult:
 
 def ols_result(**kw) -> DPLMResult:
     return make_result(method="ols", private=False, charges=(), ptr=None, selector=None, k=None,
-                       selected=[], selection=None, n_noisy=None, m=None, depth=None,
-                       max_depth=None, notes=(), **kw)
+                       selected=[], selection=None, n_noisy=None, m=None, max_depth=None,
+                       notes=(), **kw)
 
 
 class TagChecker(HTMLParser):
@@ -113,11 +113,12 @@ def test_released_tukey_text_shows_header_facts():
     assert text.splitlines()[1].strip() == "Differentially private linear regression"
     for needle in ["Formula:", "price ~ carat + depth", "Method:", "tukey",
                    "kendall (k=1)", "n (private lower bound):", "1,234", "m (models):",
-                   "Tukey depth:", "12 of 13", "(eps, delta)-DP, add/remove one row",
+                   "(eps, delta)-DP, add/remove one row",
                    "eps=1, delta=1e-05", "Budget spent:", "OS CSPRNG",
                    "passed: noisy distance 14.61 >= threshold 9.21, lemma 8.5"]:
         assert needle in text, needle
     assert "NOT PRIVATE" not in text and "PTR failed" not in text and "seeded" not in text
+    assert "Tukey depth:" not in text   # the sampled Tukey depth is not released (issue 14)
 
 
 def test_no_line_wider_than_78_and_str_is_text():
@@ -161,8 +162,8 @@ def test_no_non_private_numbers():
             assert word not in blob, word
 
 
-def test_n_m_depth_omitted_when_absent():
-    s = make_result(n_noisy=None, m=None, depth=None, max_depth=None).summary()
+def test_n_m_omitted_when_absent():
+    s = make_result(n_noisy=None, m=None, max_depth=None).summary()
     facts = dict(s.facts)
     assert facts["n (private lower bound):"] == "not released"
     assert "m (models):" not in facts and "Tukey depth:" not in facts

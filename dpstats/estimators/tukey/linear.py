@@ -112,15 +112,16 @@ def _ptr_release(S, t: int, params, delta: float, lemma: str, c, intercept_col, 
                 detail="not run: PTR failed (its share counts as spent)")
         return Estimate(params=None, released=False, withheld=Withheld.PTR_FAILED, ptr=report,
                         **facts)
-    point, depth = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
-                                       monotone=params.monotone, stage=stage)
+    # the depth the mechanism samples stays inside it: only the point is released
+    point = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
+                                monotone=params.monotone, stage=stage)
     if point is None:
         return Estimate(params=None, released=False, withheld=Withheld.ZERO_VOLUME, ptr=report,
                         **facts)
     if c is not None:  # back to the original parametrisation (post-processing)
         point = point.copy()
         point[intercept_col] -= float(c @ point)
-    return Estimate(params=point, released=True, ptr=report, depth=depth, **facts)
+    return Estimate(params=point, released=True, ptr=report, **facts)
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
@@ -165,7 +166,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     Returns
     -------
     Estimate
-        ``m``, ``max_depth`` and (released) ``depth``; ``details``: ``t`` and the ``centre``.
+        ``m`` and ``max_depth`` (public functions of m); ``details``: ``t`` and the
+        ``centre``. The depth the mechanism sampled is not part of it (it is not released).
         Not released (``params`` None, ``withheld`` says why) for too few models, a failed
         PTR test or zero volume; the budget is still spent once PTR ran.
     """
