@@ -61,8 +61,8 @@ def sample_point_with_depth(S: np.ndarray, i: int, rng: np.random.Generator) -> 
 
 def restricted_tukey_em(S: np.ndarray, t: int, eps: float, rng: np.random.Generator,
                         ledger: Ledger | None = None, *, delta: float = 0.0,
-                        monotone: bool = False,
-                        stage: str | None = None) -> np.ndarray | None:
+                        monotone: bool = False, stage: str | None = None,
+                        note: str = "") -> np.ndarray | None:
     """Sample a point of high approximate Tukey depth, restricted to depth >= t.
 
     Chooses depth ``i`` in ``{t, ..., floor(m/2)}`` with probability proportional to
@@ -79,6 +79,8 @@ def restricted_tukey_em(S: np.ndarray, t: int, eps: float, rng: np.random.Genera
         Models sorted per coordinate (after tie-breaking jitter).
     t : int
         Depth restriction.
+    note : str
+        Appended to the ledger entry's detail (e.g. :data:`dpstats.mechanisms.ptr.PAPER_NOTE`).
 
     The chosen depth stays inside: it is not a function of the released point's law alone
     and is never returned (issue 14).
@@ -94,7 +96,7 @@ def restricted_tukey_em(S: np.ndarray, t: int, eps: float, rng: np.random.Genera
     if ledger is not None:
         ledger.charge("restricted exponential", eps, delta, stage=stage,
                       detail=f"Tukey depth >= {t} of {D}; score sensitivity 1"
-                             + (", monotone" if monotone else ""))
+                             + (", monotone" if monotone else "") + note)
     log_base = logW[t:D + 1]
     if depths.size == 0 or not np.isfinite(log_base).any():
         return None

@@ -41,7 +41,7 @@ def make_result(**kw) -> DPLMResult:
                 selector="kendall", k=1, selected=["x2"],
                 selection=SelectionReport("kendall", 1, ("x2",), 0.05),
                 ptr=PTRReport(True, 14.61, 14.61, 9.21, "8.5", 0.1), n_noisy=1234.4, m=25,
-                max_depth=12, seeded=False,
+                max_depth=12, accounting="swap", seeded=False,
                 notes=("Unselected terms are fixed at 0 and were not estimated.",))
     base.update(kw)
     return DPLMResult(**base)
@@ -55,7 +55,7 @@ def failed_ptr(**kw) -> DPLMResult:
 def ols_result(**kw) -> DPLMResult:
     return make_result(method="ols", private=False, charges=(), ptr=None, selector=None, k=None,
                        selected=[], selection=None, n_noisy=None, m=None, max_depth=None,
-                       notes=(), **kw)
+                       accounting=None, notes=(), **kw)
 
 
 class TagChecker(HTMLParser):
@@ -219,6 +219,25 @@ def test_ols_banner_text_and_html():
     assert {"dpstats-banner", "dpstats-badge-notprivate", "dpstats-badge-none"} <= p.classes
     assert html.index('class="dpstats-banner"') < html.index('class="dpstats-title"')
     assert "NOT PRIVATE — non-private OLS baseline (method=&#x27;ols&#x27;)" in html
+
+
+def test_paper_accounting_is_marked_not_private_everywhere():
+    """A Tukey fit with accounting="paper" (not (eps, delta)-DP) says NOT PRIVATE in the banner,
+    the title, the guarantee, the badges, the notes and the repr, as the OLS baseline does."""
+    fit = make_result(private=False, accounting="paper")
+    s = fit.summary()
+    text, html = s.as_text(), s.as_html()
+    assert "NOT PRIVATE — Tukey with accounting='paper'" in text.splitlines()[1]
+    assert max(len(ln) for ln in text.splitlines()) <= WIDTH
+    assert s.title.startswith("Non-private linear regression")
+    assert dict(s.facts)["Privacy guarantee:"].startswith("NONE — not differentially private")
+    assert "(eps, delta)-DP, add/remove one row" not in text
+    assert "dpstats-badge-notprivate" in parse(html).classes
+    assert "This fit is NOT differentially private" in " ".join(text.split())
+    assert "NOT PRIVATE" in repr(fit) and " released;" not in repr(fit)
+    # the same fit marked private (the leak) would claim the guarantee: the check has teeth
+    leaky = make_result(accounting="paper").summary().as_text()
+    assert "(eps, delta)-DP, add/remove one row" in leaky and "NOT PRIVATE" not in leaky
 
 
 def test_ols_has_no_selection_column_and_empty_ledger():
