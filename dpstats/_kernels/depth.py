@@ -4,14 +4,27 @@ For m models in R^p sorted per coordinate into ``S`` (shape (m, p), column j sor
 region of approximate Tukey depth >= i (i = 1..D, D = floor(m/2)) is the box with sides
 ``[S[i-1, j], S[m-i, j]]`` (002 Lemma 3.3). All volumes are returned as logarithms: products
 of p widths under/overflow float64 long before p = 100.
+
+**Volumes count grid points.** The Tukey mechanism releases a point of the public grid
+``GRID * Z^p`` (``GRID = 2^-1074``; see :mod:`dpstats.mechanisms.tukey_em`), so the measure of a
+region is its number of grid points times ``GRID^p``. Every finite float64 is a multiple of
+``GRID``, so the sides' ends lie on the grid and a closed side ``[a, b]`` holds exactly
+``(b - a) / GRID + 1`` grid points: its "width" is ``b - a + GRID``. For any side wider than
+``2^-1020`` that is ``b - a`` bit for bit in float64; a tie (``a == b``) holds one point.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["log_widths", "log_depth_volumes", "log_exact_volumes", "approx_tukey_depth",
-           "max_depth"]
+           "max_depth", "GRID"]
+
+#: Step of the public grid the Tukey mechanism samples on: 2^-1074, the smallest positive
+#: float64, of which every finite float64 is an integer multiple.
+GRID = math.ulp(0.0)
 
 
 def max_depth(m: int) -> int:
@@ -20,13 +33,18 @@ def max_depth(m: int) -> int:
 
 
 def log_widths(S: np.ndarray) -> np.ndarray:
-    """``L[i-1, j] = log(S[m-i, j] - S[i-1, j])`` for depths i = 1..D; -inf for empty sides."""
+    """``L[i-1, j] = log(S[m-i, j] - S[i-1, j] + GRID)`` for depths i = 1..D: the log of
+    ``GRID`` times the number of grid points on the side (``log(GRID)`` for a tie; NaN models
+    give NaN, which :func:`log_depth_volumes` turns into an empty region).
+
+    The float64 subtraction and addition are each within a relative ``2^-53`` of the exact
+    count, so the log is within about ``2^-52`` of the exact log count (absolute).
+    """
     m = S.shape[0]
     D = max_depth(m)
     w = S[::-1][:D] - S[:D]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(np.where(w > 0, w, 0.0))
-    return out
+    with np.errstate(invalid="ignore"):
+        return np.log(w + GRID)
 
 
 def log_depth_volumes(S: np.ndarray) -> np.ndarray:

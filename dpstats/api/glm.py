@@ -67,7 +67,8 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
         regression.
     **method_opts
         Passed to the estimator, e.g. ``lr``, ``clip``, ``epochs`` for ``"dpgd"``;
-        ``lemma``, ``accounting``, ``centre``, ``ridge`` for ``"tukey"``. Names are checked
+        ``lemma``, ``accounting``, ``centre``, ``ridge`` for ``"tukey"`` (``accounting="paper"``
+        is not private and the fit is marked so, as in :func:`dpstats.dp_lm`). Names are checked
         against the estimator's parameters, and values by the estimator module's
         ``check_options`` where it has one (dpgd, tukey), before anything is charged.
 

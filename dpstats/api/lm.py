@@ -73,7 +73,10 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         Distance lemma of the PTR test (003 Lemma 8.5 is tighter).
     accounting : {"swap", "paper"}
         Tukey privacy analysis: ``"swap"`` is sound when one row changes one of the m models;
-        ``"paper"`` reproduces 002/003 (:func:`dpstats.mechanisms.ptr.ptr_parameters`).
+        ``"paper"`` reproduces 002/003 for comparison and is **not private** (it assumes one row
+        adds or removes a whole model): the fit warns (``NotPrivateWarning``), has
+        ``private=False`` and its summary says NOT PRIVATE
+        (:func:`dpstats.mechanisms.ptr.ptr_parameters`).
     **method_opts
         Options of the method, checked before anything is charged: e.g. ``T=50``,
         ``variant="paper"`` (bas); ``radius``, ``T``, ``screen`` (``"every"``, ``"last"`` or

@@ -35,8 +35,9 @@ class Estimate:
         Why nothing was released (see :data:`EXPLANATIONS`).
     ptr : PTRReport or None
         The propose-test-release report (Tukey).
-    m, depth, max_depth : int or None
-        Number of models, released Tukey depth and its maximum (Tukey).
+    m, max_depth : int or None
+        Number of models and the largest depth, floor(m/2) (Tukey; both public). The depth
+        the Tukey mechanism sampled is not a field: it is not released.
     clip : (ndarray, ndarray) or None
         The released per-column box ``(lo, hi)`` the model was fitted in (intercept and
         dropped columns ``-inf, inf``): ``np.clip(x, lo, hi) @ params`` is the fitted
@@ -52,7 +53,6 @@ class Estimate:
     withheld: Withheld | None = None
     ptr: PTRReport | None = None
     m: int | None = None
-    depth: int | None = None
     max_depth: int | None = None
     clip: tuple[np.ndarray, np.ndarray] | None = None
     dropped: tuple[int, ...] = ()

@@ -174,7 +174,9 @@ def _fit(spec, train, formula, eps, delta, random_state):
     kwargs = {k: v for k, v in spec.items() if k not in ("model", "formula")}
     fitter = _fitters()[spec.get("model", "lm")]
     with warnings.catch_warnings():
-        if kwargs.get("method") == "ols":      # the baseline warns on every fit; say it once
+        # non-private baselines (method="ols", accounting="paper") warn on every fit; the
+        # frame's ``private`` column says it once
+        if kwargs.get("method") == "ols" or kwargs.get("accounting") == "paper":
             warnings.simplefilter("ignore", NotPrivateWarning)
         return fitter(spec.get("formula", formula), train, eps=eps, delta=delta,
                       random_state=random_state, **kwargs)
@@ -238,7 +240,8 @@ def run(configs, datasets, *, trials: int = 10, test_size: float = 0.1, eps=1.0,
         as :func:`summarise` does). A fit that
         released nothing (a failed PTR) has ``released=False`` and, as in the papers,
         ``value=-inf`` for R^2 (NaN for other metrics), so medians and failure rates show it.
-        ``private`` is False for non-private baselines (``method="ols"``).
+        ``private`` is False for non-private baselines (``method="ols"``, and the Tukey
+        mechanism with ``accounting="paper"``).
 
     Raises
     ------

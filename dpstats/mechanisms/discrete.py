@@ -1,6 +1,7 @@
 """Exact integer noise: discrete Laplace and discrete Gaussian (Canonne, Kamath & Steinke 2020).
 
-Used by :mod:`dpstats.mechanisms.noise` (and nothing else). Every random choice is made from
+Used by :mod:`dpstats.mechanisms.noise`; :func:`uniform_below` (exact uniform integers of any
+size) also by :mod:`dpstats.mechanisms.tukey_em`. Every random choice is made from
 64-bit words (:func:`random_words`) or bounded integers (``rng.integers``), so the same code runs
 on a seeded ``numpy.random.Generator`` and on :class:`dpstats.mechanisms.rng.SecureGenerator`.
 
@@ -42,7 +43,8 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = ["random_words", "uniform_cells", "bernoulli_exp", "geometric_exp1",
-           "discrete_laplace", "discrete_gaussian", "dyadic_at_least", "MAX_NUM"]
+           "discrete_laplace", "discrete_gaussian", "dyadic_at_least", "uniform_below",
+           "MAX_NUM"]
 
 #: Largest numerator (scale times denominator) the discrete Laplace sampler accepts:
 #: ``V <= 693`` (uniforms are clipped at 2^-1000), so ``U + num V < 694 num < 2^53``.
@@ -220,3 +222,35 @@ def dyadic_at_least(scale: Fraction, bits: int = 41) -> tuple[int, int]:
     j = max(0, bits - (scale.numerator.bit_length() - scale.denominator.bit_length()))
     den = 1 << j
     return -(-scale.numerator * den // scale.denominator), den
+
+
+def uniform_below(bounds, rng) -> list[int]:
+    """One exactly uniform integer in ``{0, ..., n - 1}`` for each Python int ``n >= 1`` of
+    ``bounds``, whatever its size (the Tukey mechanism's grid has up to ``2^2100`` points).
+
+    Each draw takes ``b = bit_length(n - 1)`` bits from ``ceil(b / 64)`` words of
+    :func:`random_words` and is rejected when it is ``>= n`` (acceptance above 1/2): every
+    value in range has probability ``2^-b`` per round, so the result is exactly uniform.
+
+    >>> uniform_below([1, 2**200, 6], np.random.default_rng(0))[0]
+    0
+    """
+    ns = [int(n) for n in bounds]
+    if any(n < 1 for n in ns):
+        raise ValueError("uniform_below needs every bound >= 1")
+    bits = [(n - 1).bit_length() for n in ns]
+    out: list[int | None] = [0 if b == 0 else None for b in bits]
+    todo = [j for j, v in enumerate(out) if v is None]
+    while todo:
+        sizes = [-(-bits[j] // 64) for j in todo]
+        words = random_words(rng, sum(sizes)).astype("<u8").tobytes()
+        pos, again = 0, []
+        for j, k in zip(todo, sizes, strict=True):
+            v = int.from_bytes(words[pos:pos + 8 * k], "little") >> (64 * k - bits[j])
+            pos += 8 * k
+            if v < ns[j]:
+                out[j] = v
+            else:
+                again.append(j)
+        todo = again
+    return out

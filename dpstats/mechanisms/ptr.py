@@ -29,11 +29,14 @@ from .accountant import Ledger
 from .additive import laplace
 
 __all__ = ["distance_to_unsafety", "ptr_threshold", "ptr_check", "ptr_parameters", "PTRParams",
-           "PTRReport", "LEMMAS", "ACCOUNTING"]
+           "PTRReport", "LEMMAS", "ACCOUNTING", "PAPER_NOTE"]
 
 LEMMAS = ("8.5", "3.6")
 #: "swap" (default, sound for random-label partitions) or "paper" (002/003 as published).
 ACCOUNTING = ("swap", "paper")
+#: Appended to the ledger detail of the mechanism under ``accounting="paper"``.
+PAPER_NOTE = ("; accounting='paper': NOT PRIVATE (not (eps, delta)-DP when one row replaces "
+              "a model)")
 #: Share of the Tukey stage's eps spent on the PTR test under "swap" accounting.
 SWAP_PTR_SHARE = 0.3
 
@@ -108,7 +111,12 @@ def ptr_parameters(eps_tukey: float, delta: float, accounting: str = "swap",
 
     ``"paper"`` (002 Algorithm 2): multiplier eps_em (monotone score), delta_lemma =
     delta / (8 exp(eps_ptr)), threshold ln(1/(2 delta)) / eps_ptr. Sound when a neighbouring
-    data set *adds or removes one model*.
+    data set *adds or removes one model*, which is **not** what one row does to the
+    random-label partition (it replaces a model): under a replacement an exact search finds
+    the mechanism's share at eps 1.70 against the 1.0 charged, so a fit with ``"paper"`` is
+    **not private**. Kept only to reproduce the published numbers; ``dp_lm``/``dp_glm`` flag
+    such fits NOT PRIVATE (``private=False``, a ``NotPrivateWarning``) and the ledger entry
+    of the mechanism carries :data:`PAPER_NOTE`.
 
     ``"swap"`` (default): with m fixed, adding a row *replaces* one model, and under a
     replacement the depth score is not monotone (it can rise in one region and fall in

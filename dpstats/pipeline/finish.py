@@ -56,7 +56,9 @@ def _fit_fields(request: FitRequest, out: Outcome) -> dict:
                 **result_fields(design=out.design, selection=out.selection, k=request.k,
                                 est=out.est, ledger=plan.ledger, selector=out.selector,
                                 n_noisy=plan.n_noisy, seeded=request.seeded, split=plan.split,
-                                notes=out.notes))
+                                notes=out.notes, private=not request.paper_accounting,
+                                accounting=request.accounting
+                                if request.method == "tukey" else None))
 
 
 def selection_result(request: FitRequest, out: Outcome) -> SelectionResult:

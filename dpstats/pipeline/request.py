@@ -73,6 +73,13 @@ class FitRequest:
     accounting: str = "swap"
     options: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 
+    @property
+    def paper_accounting(self) -> bool:
+        """The Tukey mechanism with ``accounting="paper"``: the published analysis, which is
+        not (eps, delta)-DP when one row replaces a model (see
+        :func:`dpstats.mechanisms.ptr.ptr_parameters`), so the fit is marked NOT PRIVATE."""
+        return self.method == "tukey" and self.accounting == "paper"
+
 
 def build_request(kind: str, formula, data, *, eps, delta=0.0, method=None, select=None, k=5,
                   m="auto", split=None, bounds="auto", groups="auto", budget=None,

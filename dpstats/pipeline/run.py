@@ -58,6 +58,8 @@ def run(request: FitRequest) -> Outcome:
         return _run_ols(design, notes)
     candidates = candidate_columns(design.columns, design.has_intercept)
     selector = _check_columns(request, design, candidates, notes)
+    if request.paper_accounting:
+        _warn_paper(notes)
     plan = plan_budget(request, design.X.shape[0], selector)
     selector, selection, keep = selection_stage(request, design, candidates, selector, plan)
     out = Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
@@ -111,6 +113,18 @@ def _check_columns(request: FitRequest, design: Design, candidates: list[int],
     if skip_note:
         notes.append(skip_note)
     return selector
+
+
+def _warn_paper(notes: list[str]) -> None:
+    """``accounting="paper"`` is not private: warn at fit time and say so in the notes."""
+    warnings.warn("accounting='paper' is NOT differentially private: the published Tukey "
+                  "analysis assumes one row adds or removes a whole model, but with random "
+                  "group labels it replaces one (the mechanism's share is not eps-DP). Use it "
+                  "only to reproduce the papers; do not release its output.",
+                  NotPrivateWarning, stacklevel=4)
+    notes.append("NOT PRIVATE: accounting='paper' reproduces the published Tukey analysis, "
+                 "which is not (eps, delta)-DP when one row replaces a model (for comparison "
+                 "only; use the default accounting='swap').")
 
 
 def _run_ols(design: Design, notes: list[str]) -> Outcome:

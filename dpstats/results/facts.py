@@ -32,6 +32,10 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
     if result.private:
         title = f"Differentially private {kind}"
         guarantee = "(eps, delta)-DP, add/remove one row: " + _eps_delta(result.eps, result.delta)
+    elif getattr(result, "accounting", None) == "paper":
+        title = f"Non-private {kind} (accounting='paper', for comparison)"
+        banner = "NOT PRIVATE — Tukey with accounting='paper', for comparison only"
+        guarantee = "NONE — not differentially private (accounting='paper')"
     else:
         title = f"Non-private {kind} (baseline)"
         name = "OLS" if result.method == "ols" else str(result.method).upper()
@@ -46,9 +50,6 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
               ("n (private lower bound):", _fmt_n(result.n_noisy))]
     if result.m is not None:
         facts.append(("m (models):", str(result.m)))
-    if result.depth is not None:
-        of = f" of {result.max_depth}" if result.max_depth is not None else ""
-        facts.append(("Tukey depth:", f"{result.depth}{of}"))
     facts += [("Budget spent:", _eps_delta(*result.spent)),
               ("Randomness:", SEEDED if result.seeded else "OS CSPRNG"),
               ("Privacy guarantee:", guarantee),

@@ -77,6 +77,9 @@ class DPLMResult:
     released : bool
         False when nothing was released (PTR failed, too few rows, ...;
         ``unreleased_reason`` says why).
+    private : bool
+        False for the non-private baseline ``method="ols"`` and for the Tukey mechanism with
+        ``accounting="paper"`` (not (eps, delta)-DP; kept to reproduce the papers).
     spent : tuple of float
         (eps, delta) charged by this fit.
     n_noisy : float or None
@@ -98,8 +101,9 @@ class DPLMResult:
     ptr: PTRReport | None = None
     n_noisy: float | None = None
     m: int | None = None
-    depth: int | None = None
     max_depth: int | None = None
+    #: PTR accounting of a Tukey fit ("swap", or "paper": not private); None otherwise.
+    accounting: str | None = None
     seeded: bool = False
     split: dict | None = None
     notes: tuple[str, ...] = ()

@@ -79,9 +79,55 @@ def test_too_few_rows_charges_only_the_private_count():
     assert "Too few rows" in str(fit.summary())
 
 
-def test_paper_accounting_is_selectable(frame):
-    fit = dp.dp_lm("y ~ x1 + x2", frame, eps=1.0, accounting="paper", random_state=0)
+def _not_private_marks(fit, caught) -> dict[str, bool]:
+    """Every place a non-private fit must say so (issue 14, leak 5), True when it does."""
+    from dpstats.__main__ import result_dict
+    text, html = str(fit.summary()), fit._repr_html_()
+    mech = [c.detail for c in fit.charges if c.mechanism == "restricted exponential"]
+    return {"private flag": fit.private is False,
+            "warning": any(issubclass(w.category, NotPrivateWarning) for w in caught),
+            "summary text": "NOT PRIVATE" in text and "(eps, delta)-DP, add" not in text,
+            "summary HTML": 'class="dpstats-banner"' in html and "NOT PRIVATE</span>" in html,
+            "repr": "NOT PRIVATE" in repr(fit),
+            "JSON": result_dict(fit)["private"] is False
+            and any("NOT PRIVATE" in n for n in result_dict(fit)["notes"]),
+            "ledger": bool(mech) and all("NOT PRIVATE" in d for d in mech)}
+
+
+def _paper_fit(frame, kind="lm"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if kind == "lm":
+            fit = dp.dp_lm("y ~ x1 + x2", frame, eps=1.0, accounting="paper", random_state=0)
+        else:
+            df = frame.assign(y=(frame.y > 2.0).astype(float))
+            fit = dp.dp_glm("y ~ x1 + x2", df, eps=3.0, method="tukey", accounting="paper",
+                            m=200, random_state=0)
+    return fit, caught
+
+
+@pytest.mark.parametrize("kind", ["lm", "glm"])
+def test_paper_accounting_is_selectable_but_marked_not_private(frame, kind):
+    """accounting="paper" is not (eps, delta)-DP under one-model swaps: the fit still runs (to
+    reproduce the papers) but is marked NOT PRIVATE wherever method="ols" is."""
+    fit, caught = _paper_fit(frame, kind)
     assert fit.released
+    marks = _not_private_marks(fit, caught)
+    assert all(marks.values()), marks
+    swap = dp.dp_lm("y ~ x1 + x2", frame, eps=1.0, random_state=0)   # the default stays private
+    assert swap.private and "NOT PRIVATE" not in str(swap.summary())
+
+
+def test_paper_accounting_marks_have_teeth(frame, monkeypatch):
+    """With the marking removed (the request no longer recognises paper accounting, the
+    estimator writes no ledger note) every check above fails: the fit would claim
+    (eps, delta)-DP."""
+    from dpstats.estimators.tukey import linear
+    from dpstats.pipeline.request import FitRequest
+    monkeypatch.setattr(FitRequest, "paper_accounting", property(lambda self: False))
+    monkeypatch.setattr(linear, "PAPER_NOTE", "")
+    fit, caught = _paper_fit(frame)
+    assert not any(_not_private_marks(fit, caught).values())
 
 
 def test_ols_is_flagged_not_private(frame):

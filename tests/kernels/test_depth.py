@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from dpstats._kernels.depth import (
+    GRID,
     approx_tukey_depth,
     log_depth_volumes,
     log_exact_volumes,
@@ -44,11 +45,15 @@ def test_no_overflow_at_d100(scale):
     assert np.isfinite(logW[1:]).all()
 
 
-def test_log_widths_empty_sides_are_minus_inf():
+def test_log_widths_count_grid_points():
+    """Widths are GRID times the number of grid points of the closed side: width 1 is 1 in
+    float64 (one extra cell of 2^-1074 vanishes), a tie holds one grid point, not zero."""
     S = np.sort(np.array([[0.0], [0.0], [0.0], [1.0]]), axis=0)
     L = log_widths(S)
     assert L[0, 0] == 0.0  # width 1 at depth 1
-    assert L[1, 0] == -np.inf  # tie: zero width at depth 2
+    assert L[1, 0] == np.log(GRID)  # tie at depth 2: one grid point
+    T = np.array([[0.0], [2 * GRID], [5 * GRID], [9 * GRID]])   # subnormal: counts visible
+    np.testing.assert_allclose(np.exp(log_widths(T)[:, 0] - np.log(GRID)), [10, 4], rtol=1e-12)
 
 
 def test_approx_tukey_depth_counts():

@@ -281,3 +281,25 @@ def test_dyadic_at_least_rounds_up_by_a_tiny_relative_amount(scale):
     assert Fraction(num, den) >= scale
     assert Fraction(num, den) - scale <= scale * Fraction(1, 2**39) + Fraction(1, den)
     assert num <= nd.MAX_NUM or den == 1
+
+
+# --------------------------------------------------------------------------------------------
+# uniform integers of any size (the Tukey mechanism's grid)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rng", [np.random.default_rng(3), SecureGenerator()],
+                         ids=["numpy", "secure"])
+def test_uniform_below_is_uniform_for_small_and_huge_bounds(rng):
+    assert nd.uniform_below([1, 1], rng) == [0, 0]
+    small = np.array([v for _ in range(3000) for v in nd.uniform_below([6, 5], rng)[:1]])
+    assert stats.chisquare(np.bincount(small, minlength=6)).pvalue > 1e-4
+    # 3 * 2^1000: the leading "digit" v // 2^1000 is uniform on {0, 1, 2} (rejection needed:
+    # 2^1002 > n), and the low bits are uniform too
+    n = 3 * 2**1000
+    vals = nd.uniform_below([n] * 3000, rng)
+    assert all(0 <= v < n for v in vals)
+    assert stats.chisquare(np.bincount([v >> 1000 for v in vals], minlength=3)).pvalue > 1e-4
+    assert stats.chisquare(np.bincount([v & 7 for v in vals], minlength=8)).pvalue > 1e-4
+    with pytest.raises(ValueError):
+        nd.uniform_below([0], rng)

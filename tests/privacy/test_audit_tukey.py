@@ -21,6 +21,8 @@ Models are 1-D (p = 1), ``m = 100`` (``t = 25``), and the Tukey stage has ``(eps
 * Composed: ``None`` (NaN) when the test fails, else the released point, claimed
   (eps, delta); safe pairs and unsafe ones (heavy-tailed models, where a swap removes part of
   the restricted region). Broken: PTR threshold zero, which lets unsafe inputs through.
+* The sampled depth (issue 14): the composed release on swaps that tie the two middle models.
+  Broken: the depth released with the point (as ``Estimate.depth`` and the summary did).
 """
 
 from __future__ import annotations
@@ -33,7 +35,12 @@ from auditor import Pair, audit, draws, record, seed_for
 from hooks import sensitivity_times, with_arg
 from scipy.stats import norm
 
-from dpstats._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
+from dpstats._kernels.depth import (
+    approx_tukey_depth,
+    log_depth_volumes,
+    log_exact_volumes,
+    max_depth,
+)
 from dpstats.estimators.tukey.linear import jitter_sort
 from dpstats.mechanisms import ptr as ptr_module
 from dpstats.mechanisms import tukey_em
@@ -125,8 +132,8 @@ def _em_sampler(models, n, rng):
     S, _, _ = _volumes(models, rng)
     out = np.full(n, np.nan)
     for i in range(n):
-        point, _ = tukey_em.restricted_tukey_em(S, T, PARAMS.eps_em, rng, delta=DELTA,
-                                                monotone=PARAMS.monotone)
+        point = tukey_em.restricted_tukey_em(S, T, PARAMS.eps_em, rng, delta=DELTA,
+                                             monotone=PARAMS.monotone)
         if point is not None:
             out[i] = point[0]
     return out
@@ -144,16 +151,18 @@ def test_restricted_exponential(variant, monkeypatch):
     assert rep.violated == (variant != "real"), str(rep)
 
 
-def _composed_sampler(params):
+def _composed_sampler(params, with_depth: bool = False):
+    """PTR then the mechanism; ``with_depth`` also releases the sampled depth (the depth of
+    the released point), as dpstats did before issue 14."""
     def sample(models, n, rng):
         S, logV, logW = _volumes(models, rng)
-        out = np.full(n, np.nan)
+        out = np.full((n, 2) if with_depth else n, np.nan)
         for i in range(n):
             if ptr_check(logV, logW, t=T, params=params, rng=rng).passed:
-                point, _ = tukey_em.restricted_tukey_em(S, T, params.eps_em, rng, delta=DELTA,
-                                                        monotone=params.monotone)
+                point = tukey_em.restricted_tukey_em(S, T, params.eps_em, rng, delta=DELTA,
+                                                     monotone=params.monotone)
                 if point is not None:
-                    out[i] = point[0]
+                    out[i] = (point[0], approx_tukey_depth(point, S)) if with_depth else point[0]
         return out
     return sample
 
@@ -170,4 +179,20 @@ def test_ptr_then_exponential(variant):
                 n=draws(5_000), n_pilot=draws(600), n_audit=1,
                 seed=seed_for(f"tukey_ptr_em/{variant}"))
     record("Tukey PTR + restricted exponential", variant, RELATION, rep)
+    assert rep.violated == (variant != "real"), str(rep)
+
+
+@pytest.mark.parametrize("variant", ["real", "sampled depth released"])
+def test_sampled_depth_is_not_released(variant):
+    """Issue 14, leak 4: the middle model swapped onto its neighbour closes the region of the
+    largest depth (the two middle models tie up to jitter) while barely moving the point's
+    law. The released point alone keeps (eps, delta) = (2, 0.01); the point together with
+    its depth (what ``Estimate.depth`` and the summary released before) does not."""
+    pairs = [swap("uniform", M // 2, MODEL_SETS["uniform"][M // 2 - 1]),
+             swap("normal", M // 2, MODEL_SETS["normal"][M // 2 - 1])]
+    assert min(distance(p.d0) for p in pairs) >= 1 and min(distance(p.d1) for p in pairs) >= 1
+    rep = audit(_composed_sampler(PARAMS, with_depth=variant != "real"), pairs, eps=EPS,
+                delta=DELTA, n=draws(5_000), n_pilot=draws(600), n_audit=1,
+                seed=seed_for(f"tukey_depth/{variant}"))
+    record("Tukey PTR + mechanism, depth", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)

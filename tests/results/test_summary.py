@@ -41,7 +41,7 @@ def make_result(**kw) -> DPLMResult:
                 selector="kendall", k=1, selected=["x2"],
                 selection=SelectionReport("kendall", 1, ("x2",), 0.05),
                 ptr=PTRReport(True, 14.61, 14.61, 9.21, "8.5", 0.1), n_noisy=1234.4, m=25,
-                depth=12, max_depth=13, seeded=False,
+                max_depth=12, accounting="swap", seeded=False,
                 notes=("Unselected terms are fixed at 0 and were not estimated.",))
     base.update(kw)
     return DPLMResult(**base)
@@ -54,8 +54,8 @@ def failed_ptr(**kw) -> DPLMResult:
 
 def ols_result(**kw) -> DPLMResult:
     return make_result(method="ols", private=False, charges=(), ptr=None, selector=None, k=None,
-                       selected=[], selection=None, n_noisy=None, m=None, depth=None,
-                       max_depth=None, notes=(), **kw)
+                       selected=[], selection=None, n_noisy=None, m=None, max_depth=None,
+                       accounting=None, notes=(), **kw)
 
 
 class TagChecker(HTMLParser):
@@ -113,11 +113,12 @@ def test_released_tukey_text_shows_header_facts():
     assert text.splitlines()[1].strip() == "Differentially private linear regression"
     for needle in ["Formula:", "price ~ carat + depth", "Method:", "tukey",
                    "kendall (k=1)", "n (private lower bound):", "1,234", "m (models):",
-                   "Tukey depth:", "12 of 13", "(eps, delta)-DP, add/remove one row",
+                   "(eps, delta)-DP, add/remove one row",
                    "eps=1, delta=1e-05", "Budget spent:", "OS CSPRNG",
                    "passed: noisy distance 14.61 >= threshold 9.21, lemma 8.5"]:
         assert needle in text, needle
     assert "NOT PRIVATE" not in text and "PTR failed" not in text and "seeded" not in text
+    assert "Tukey depth:" not in text   # the sampled Tukey depth is not released (issue 14)
 
 
 def test_no_line_wider_than_78_and_str_is_text():
@@ -161,8 +162,8 @@ def test_no_non_private_numbers():
             assert word not in blob, word
 
 
-def test_n_m_depth_omitted_when_absent():
-    s = make_result(n_noisy=None, m=None, depth=None, max_depth=None).summary()
+def test_n_m_omitted_when_absent():
+    s = make_result(n_noisy=None, m=None, max_depth=None).summary()
     facts = dict(s.facts)
     assert facts["n (private lower bound):"] == "not released"
     assert "m (models):" not in facts and "Tukey depth:" not in facts
@@ -218,6 +219,25 @@ def test_ols_banner_text_and_html():
     assert {"dpstats-banner", "dpstats-badge-notprivate", "dpstats-badge-none"} <= p.classes
     assert html.index('class="dpstats-banner"') < html.index('class="dpstats-title"')
     assert "NOT PRIVATE — non-private OLS baseline (method=&#x27;ols&#x27;)" in html
+
+
+def test_paper_accounting_is_marked_not_private_everywhere():
+    """A Tukey fit with accounting="paper" (not (eps, delta)-DP) says NOT PRIVATE in the banner,
+    the title, the guarantee, the badges, the notes and the repr, as the OLS baseline does."""
+    fit = make_result(private=False, accounting="paper")
+    s = fit.summary()
+    text, html = s.as_text(), s.as_html()
+    assert "NOT PRIVATE — Tukey with accounting='paper'" in text.splitlines()[1]
+    assert max(len(ln) for ln in text.splitlines()) <= WIDTH
+    assert s.title.startswith("Non-private linear regression")
+    assert dict(s.facts)["Privacy guarantee:"].startswith("NONE — not differentially private")
+    assert "(eps, delta)-DP, add/remove one row" not in text
+    assert "dpstats-badge-notprivate" in parse(html).classes
+    assert "This fit is NOT differentially private" in " ".join(text.split())
+    assert "NOT PRIVATE" in repr(fit) and " released;" not in repr(fit)
+    # the same fit marked private (the leak) would claim the guarantee: the check has teeth
+    leaky = make_result(accounting="paper").summary().as_text()
+    assert "(eps, delta)-DP, add/remove one row" in leaky and "NOT PRIVATE" not in leaky
 
 
 def test_ols_has_no_selection_column_and_empty_ledger():

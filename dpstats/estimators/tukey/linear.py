@@ -12,7 +12,8 @@ The eps split between steps 4 and 5 and the delta bookkeeping come from
 :func:`dpstats.mechanisms.ptr.ptr_parameters` (30% / 70% under the default "swap" accounting, halves
 under "paper").
 
-Neighbours: add/remove one row. The whole estimator is (eps, delta)-DP (002 Theorem 3.10).
+Neighbours: add/remove one row. The whole estimator is (eps, delta)-DP (002 Theorem 3.10) under
+the default ``accounting="swap"``; ``accounting="paper"`` is not (see :func:`estimate`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
 from ...errors import ValidationError
 from ...mechanisms.accountant import Ledger
 from ...mechanisms.plan import forfeit
-from ...mechanisms.ptr import ptr_check, ptr_parameters
+from ...mechanisms.ptr import PAPER_NOTE, ptr_check, ptr_parameters
 from ...mechanisms.sampling import random_groups, uniform_jitter
 from ...mechanisms.tukey_em import restricted_tukey_em
 from ...validation import Option, OptionSpec, validate_options
@@ -107,20 +108,22 @@ def _ptr_release(S, t: int, params, delta: float, lemma: str, c, intercept_col, 
     logW = log_exact_volumes(logV)
     report = ptr_check(logV, logW, t=t, params=params, rng=rng, ledger=ledger, lemma=lemma,
                        stage=stage)
+    note = PAPER_NOTE if params.accounting == "paper" else ""
     if not report.passed:
         forfeit(ledger, "restricted exponential", params.eps_em, delta, stage=stage,
-                detail="not run: PTR failed (its share counts as spent)")
+                detail="not run: PTR failed (its share counts as spent)" + note)
         return Estimate(params=None, released=False, withheld=Withheld.PTR_FAILED, ptr=report,
                         **facts)
-    point, depth = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
-                                       monotone=params.monotone, stage=stage)
+    # the depth the mechanism samples stays inside it: only the point is released
+    point = restricted_tukey_em(S, t, params.eps_em, rng, ledger, delta=delta,
+                                monotone=params.monotone, stage=stage, note=note)
     if point is None:
         return Estimate(params=None, released=False, withheld=Withheld.ZERO_VOLUME, ptr=report,
                         **facts)
     if c is not None:  # back to the original parametrisation (post-processing)
         point = point.copy()
         point[intercept_col] -= float(c @ point)
-    return Estimate(params=point, released=True, ptr=report, depth=depth, **facts)
+    return Estimate(params=point, released=True, ptr=report, **facts)
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
@@ -145,7 +148,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     accounting : {"swap", "paper"}
         ``"swap"`` (default) is sound for the random-label partition, where one row changes one
         model; ``"paper"`` reproduces 002/003, whose analysis needs one row to add or remove a
-        whole model. See :func:`dpstats.mechanisms.ptr.ptr_parameters`.
+        whole model: it is **not** (eps, delta)-DP here (its ledger entry says so, and
+        ``dp_lm``/``dp_glm`` mark such fits NOT PRIVATE). See
+        :func:`dpstats.mechanisms.ptr.ptr_parameters`.
     intercept_col : int or None
         Index of the intercept column; centring needs one (it absorbs the shift).
     centre : "auto", None or array
@@ -165,7 +170,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     Returns
     -------
     Estimate
-        ``m``, ``max_depth`` and (released) ``depth``; ``details``: ``t`` and the ``centre``.
+        ``m`` and ``max_depth`` (public functions of m); ``details``: ``t`` and the
+        ``centre``. The depth the mechanism sampled is not part of it (it is not released).
         Not released (``params`` None, ``withheld`` says why) for too few models, a failed
         PTR test or zero volume; the budget is still spent once PTR ran.
     """
