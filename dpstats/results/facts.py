@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..formula.numeric import INTERCEPT
 from ..withheld import explain
 from .format import _eps_delta, _fmt_n, _ptr_text, format_number
 
@@ -17,7 +18,7 @@ SEEDED = "seeded (random_state given) — reproducible, NOT fit for release"
 
 
 def _marker(name: str, rank: dict[str, int], intercept: bool) -> str:
-    if intercept and name == "Intercept":
+    if intercept and name == INTERCEPT:
         return "always kept"
     r = rank.get(name, rank.get(name.split("[", 1)[0]))
     return f"selected #{r}" if r is not None else "not selected"

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import PredictionError
+from ..formula.numeric import INTERCEPT
 from ..mechanisms.accountant import Charge
 from ..mechanisms.ptr import PTRReport
 
@@ -178,7 +179,7 @@ class DPLMResult:
             rank = sel.get(name)
             rows.append({"term": name, "estimate": float(est),
                          "selected": (rank is not None) or not self.selected
-                         or name == "Intercept",
+                         or name == INTERCEPT,
                          "selection_rank": rank})
         return pd.DataFrame(rows, columns=["term", "estimate", "selected", "selection_rank"])
 

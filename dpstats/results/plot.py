@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..errors import ValidationError
+from ..formula.numeric import INTERCEPT
 
 __all__ = ["coef_plot", "pyplot", "BASELINE_COLOUR", "FAIL_COLOUR", "PRIVATE_COLOUR"]
 
@@ -148,7 +149,7 @@ def _rows(fit, intercept: bool, terms: str):
     from .facts import _marker
     names = [str(t) for t in fit.params.index]
     values = np.asarray(fit.params, dtype=np.float64)
-    keep = [i for i, n in enumerate(names) if intercept or n != "Intercept"] or [0]
+    keep = [i for i, n in enumerate(names) if intercept or n != INTERCEPT] or [0]
     names, values = [names[i] for i in keep], values[keep]
     rank = {name: i + 1 for i, name in enumerate(fit.selected)}
     ran = bool(fit.selected) or fit.selection is not None
