@@ -7,6 +7,7 @@ module          responsibility
 ``parse``       split on ``~``, expand ``.``, find the columns a formula uses
 ``checks``      frames, dtypes, finiteness, and refusing stateful transforms
 ``levels``      categorical factors and where their levels come from
+``discovery``   undeclared levels: which columns, their histograms, the released coding
 ``numeric``     the fast ``y ~ .`` path on all-numeric frames (no formulaic)
 ==============  ==================================================================
 """
