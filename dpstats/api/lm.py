@@ -26,7 +26,8 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
           select: str | None = "auto", k: int = 5, method: str = "tukey",
           m: int | str = "auto", split: dict | None = None, bounds: object = "auto",
           groups: object = "auto", budget: Budget | None = None, random_state=None,
-          lemma: str = "8.5", accounting: str = "swap", **method_opts) -> DPLMResult:
+          lemma: str = "8.5", accounting: str = "swap", levels: str = "private",
+          **method_opts) -> DPLMResult:
     """Fit a differentially private linear regression from a formula.
 
     Parameters
@@ -55,8 +56,10 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     m : "auto" or int
         Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count.
     split : dict, optional
-        Budget shares ``{"n", "selection", "regression"}``; shares a stage does not use go to
-        the regression. Default 5% / 5% / 90%.
+        Budget shares ``{"levels", "n", "selection", "regression"}`` of eps (``"levels"`` also
+        of delta); shares a stage does not use go to the regression. Default 5% levels (only
+        spent when undeclared category levels must be discovered) / 5% n / 5% selection / the
+        rest (85% or 90%) regression.
     bounds : "auto", tuple or dict
         Clipping bounds for methods that need them (not Tukey). ``"auto"`` estimates them
         privately from part of that stage's budget; a tuple ``(lo, hi)`` or
@@ -74,6 +77,15 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     accounting : {"swap", "paper"}
         Tukey privacy analysis: ``"swap"`` is sound when one row changes one of the m models;
         ``"paper"`` reproduces 002/003 (:func:`dpstats.mechanisms.ptr.ptr_parameters`).
+    levels : {"private", "data"}, default "private"
+        Category levels that the data does not declare (a text column used as a factor, or
+        ``C(col)`` without ``levels=`` on a column that is not a ``pd.Categorical``):
+        ``"private"`` discovers them in a first stage that spends ``split["levels"]`` of eps
+        and of delta (:mod:`dpstats.pipeline.levels`; only when the formula has such levels):
+        levels shared by many rows are kept, the others pooled into ``"(other)"`` (or their
+        rows dropped when they are too few to pool). ``"data"`` reads them from the data, which
+        makes the fit NOT private (``private=False``, a ``NotPrivateWarning``). Declared levels
+        (``pd.Categorical`` categories, ``C(col, levels=[...])``) cost nothing.
     **method_opts
         Options of the method, checked before anything is charged: e.g. ``T=50``,
         ``variant="paper"`` (bas); ``radius``, ``T``, ``screen`` (``"every"``, ``"last"`` or
@@ -96,5 +108,5 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     request = build_request("lm", formula, data, eps=eps, delta=delta, method=method,
                             select=select, k=k, m=m, split=split, bounds=bounds, groups=groups,
                             budget=budget, random_state=random_state, lemma=lemma,
-                            accounting=accounting, options=method_opts)
+                            accounting=accounting, options=method_opts, levels=levels)
     return lm_result(request, run(request))

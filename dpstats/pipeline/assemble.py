@@ -46,14 +46,15 @@ def released_params(est, design, keep, notes: list, bounds, names, m_used, *,
 
 
 def result_fields(*, design, selection, k, est, ledger, selector, n_noisy, seeded, split,
-                  notes) -> dict:
-    """Keyword arguments shared by :class:`DPLMResult` and :class:`DPGLMResult`."""
+                  notes, private: bool = True) -> dict:
+    """Keyword arguments shared by :class:`DPLMResult` and :class:`DPGLMResult` (``private``
+    is False when category levels were read from the data)."""
     selected = [design.columns[i] for i in selection.indices] if selection else []
     report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
                               eps=selection.eps, ordered=selection.ordered)
               if selection else None)
-    return dict(charges=ledger.charges, released=est.released, private=True, selector=selector,
-                k=k if selector else None, selected=selected, selection=report, ptr=est.ptr,
-                n_noisy=n_noisy, m=est.m, depth=est.depth, max_depth=est.max_depth,
-                seeded=seeded, split=split, notes=tuple(notes),
+    return dict(charges=ledger.charges, released=est.released, private=private,
+                selector=selector, k=k if selector else None, selected=selected,
+                selection=report, ptr=est.ptr, n_noisy=n_noisy, m=est.m, depth=est.depth,
+                max_depth=est.max_depth, seeded=seeded, split=split, notes=tuple(notes),
                 unreleased_reason=None if est.withheld is None else est.withheld.value)

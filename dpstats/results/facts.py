@@ -32,6 +32,11 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
     if result.private:
         title = f"Differentially private {kind}"
         guarantee = "(eps, delta)-DP, add/remove one row: " + _eps_delta(result.eps, result.delta)
+    elif result.method != "ols" and result.spec.levels_from_data:   # levels="data"
+        title = f"Non-private {kind}"
+        banner = ("NOT PRIVATE — category levels of " + ", ".join(result.spec.levels_from_data)
+                  + " read from the data (levels='data')")
+        guarantee = "NONE — not differentially private"
     else:
         title = f"Non-private {kind} (baseline)"
         name = "OLS" if result.method == "ols" else str(result.method).upper()
