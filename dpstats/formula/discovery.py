@@ -13,17 +13,26 @@ the same way.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import FormulaError
+from ..errors import DPStatsError, FormulaError
 from .levels import _categorical_factors, _categorical_source
-from .parse import _factor_columns, _factors
+from .parse import (
+    _columns_of,
+    _expand_dot,
+    _factor_columns,
+    _factors,
+    _parse,
+    _python_expr,
+    _split_formula,
+)
 
 __all__ = ["POOLED", "LevelCoding", "undeclared_columns", "level_histograms", "apply_coding",
-           "pooled_name"]
+           "pooled_name", "text_factor_columns", "with_placeholders"]
 
 #: Name of the pooled level (rows of every level that was not released).
 POOLED = "(other)"
@@ -56,10 +65,77 @@ def pooled_name(levels: Sequence) -> str:
     return name
 
 
-def undeclared_columns(spec, data: pd.DataFrame) -> tuple[str, ...]:
+def _is_text(dtype) -> bool:
+    """Columns formulaic reads as categories with levels from the data (object or str)."""
+    return (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)) \
+        and not isinstance(dtype, pd.CategoricalDtype)
+
+
+def _plain_category_of(factor, columns) -> str | None:
+    """The column of ``col`` or ``C(col)`` / ``C(col, contrasts)`` without ``levels=``."""
+    if factor.eval_method.value == "lookup":
+        return factor.expr if factor.expr in columns else None
+    if factor.eval_method.value != "python":
+        return None
+    tree, aliases = _python_expr(factor.expr, columns)
+    call = tree.body
+    if isinstance(call, ast.Call) and ast.unparse(call.func) == "C" and call.args \
+            and isinstance(call.args[0], ast.Name) \
+            and not any(kw.arg == "levels" for kw in call.keywords):
+        col = aliases.get(call.args[0].id, call.args[0].id)
+        return col if col in columns else None
+    return None
+
+
+def text_factor_columns(formula: str, data: pd.DataFrame) -> tuple[str, ...]:
+    """Text columns that the right-hand side of ``formula`` uses only as plain categories
+    (``g`` or ``C(g)`` without ``levels=``): their levels would be read from the data.
+
+    Public: reads the formula and the dtypes. The pipeline builds its first design with these
+    columns as one-level placeholders (:func:`with_placeholders`), so that no design with a
+    column per level of the data is ever materialised. A formula that cannot be parsed gives
+    ``()``; the design builder reports its errors itself.
+
+    >>> df = pd.DataFrame({"y": [1.0, 2.0], "g": ["a", "b"], "h": ["u", "v"], "x": [0.0, 1.0]})
+    >>> text_factor_columns("y ~ .", df), text_factor_columns("y ~ g + I(h == 'u') + C(x)", df)
+    (('g', 'h'), ('g',))
+    """
+    try:
+        lhs, rhs = _split_formula(formula)
+        columns = dict.fromkeys(data.columns)
+        lhs_cols = _columns_of(_factors(_parse(f"{lhs} ~ 1").lhs), columns)
+        parsed = _parse(f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_cols])}")
+        uses: dict[str, bool] = {}
+        for factor in _factors(parsed.rhs):
+            plain = _plain_category_of(factor, columns)
+            for col in _factor_columns(factor, columns, []):
+                uses[col] = uses.get(col, True) and col == plain
+    except DPStatsError:
+        return ()
+    return tuple(c for c, only in uses.items() if only and _is_text(data[c].dtype))
+
+
+def with_placeholders(data: pd.DataFrame, columns) -> pd.DataFrame:
+    """A copy of ``data`` in which each of ``columns`` is a one-level ``pd.Categorical``
+    (:data:`POOLED` where the value is present, missing where it is missing).
+
+    >>> with_placeholders(pd.DataFrame({"g": ["a", None]}), ["g"])["g"].tolist()
+    ['(other)', nan]
+    """
+    if not columns:
+        return data
+    out = data.copy()
+    for col in columns:
+        out[col] = pd.Categorical(out[col].notna().map({True: POOLED, False: None}),
+                                  categories=[POOLED])
+    return out
+
+
+def undeclared_columns(spec, data: pd.DataFrame, placeholders=()) -> tuple[str, ...]:
     """Columns whose category levels the design ``spec`` would read from ``data``.
 
-    Reads the formula and the dtypes only (public). Raises :class:`FormulaError` for a
+    Reads the formula and the dtypes only (public); ``placeholders`` (columns replaced by
+    :func:`with_placeholders`) count as undeclared. Raises :class:`FormulaError` for a
     categorical term whose levels cannot be traced to one column (e.g. ``C(f(x))``) and for a
     column used both as a category with undeclared levels and in another term (``g`` and
     ``I(g == 'a')``, or ``g`` and ``C(g, levels=[...])``): both need declared levels.
@@ -74,7 +150,7 @@ def undeclared_columns(spec, data: pd.DataFrame) -> tuple[str, ...]:
     found, undeclared = {}, []
     for factor in _categorical_factors(spec):
         col, known = _categorical_source(factor, data)
-        if known:
+        if known and col not in placeholders:
             continue
         if col is None:
             raise FormulaError(

@@ -22,14 +22,14 @@ _CODE_IT = ("code it 0/1 first, e.g. data[{l!r}] = (data[{l!r}] == <the level me
             "coded 1), or write the formula as 'I({l} == ...) ~ ...'")
 
 
-def binary_design(formula: str, data: pd.DataFrame, *, warn_levels: bool = True):
-    """The design of ``formula`` with a 0/1 response, the declared levels of a two-level
-    categorical response (None otherwise) and the data with the response so coded. Raises
-    :class:`~dpstats.errors.DataError` when the response is not 0/1."""
+def binary_design(formula: str, data: pd.DataFrame):
+    """The design of ``formula`` with a 0/1 response, and the declared levels of a two-level
+    categorical response (None otherwise). Raises :class:`~dpstats.errors.DataError` when the
+    response is not 0/1."""
     data, levels = binary_response(formula, check_data(data))
-    design = build_design(formula, data, warn_levels=warn_levels)
+    design = build_design(formula, data)
     check_binary(design)
-    return design, levels, data
+    return design, levels
 
 
 def check_binary(design) -> None:

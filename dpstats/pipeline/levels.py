@@ -24,18 +24,20 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..errors import DataError, NotPrivateWarning, ValidationError
-from ..formula.design import Design, build_design
+from ..formula.design import Design, build_design, check_data
 from ..formula.discovery import (
     LevelCoding,
     apply_coding,
     level_histograms,
     pooled_name,
+    text_factor_columns,
     undeclared_columns,
+    with_placeholders,
 )
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.levels import private_levels, stability_threshold
 from .budget import levels_budget
-from .glm_design import binary_design
+from .glm_design import binary_response, check_binary
 
 __all__ = ["FirstDesign", "first_design", "discover_levels", "levels_note"]
 
@@ -60,17 +62,23 @@ def first_design(request) -> FirstDesign:
     """Build the design with the levels the data declares and decide what the levels stage
     does; every refusal here comes before anything is charged.
 
-    Undeclared levels are read from the data only to build this design; unless the fit opts
-    out (``levels="data"``, ``method="ols"``) nothing of it is released: the levels stage
-    replaces it.
+    Text columns used only as plain categories are one-level placeholders in this design
+    (:func:`~dpstats.formula.discovery.with_placeholders`: no column per level of the data is
+    built); other undeclared levels (``C(code)`` on numbers) are read from the data only to
+    build it. Unless the fit opts out (``levels="data"``, ``method="ols"``) nothing of this
+    design is released: the levels stage replaces it.
     """
     ols = request.method == "ols"
+    data, resp = check_data(request.data), None
     if request.kind == "glm":
-        design, resp, data = binary_design(request.formula, request.data, warn_levels=False)
-    else:
-        design, resp, data = build_design(request.formula, request.data, warn_levels=ols), \
-            None, request.data
-    if ols or not design.levels_from_data:
+        data, resp = binary_response(request.formula, data)
+    text = text_factor_columns(request.formula, data) \
+        if request.levels == "private" and not ols else ()
+    built = with_placeholders(data, text)
+    design = build_design(request.formula, built, warn_levels=ols)
+    if request.kind == "glm":
+        check_binary(design)
+    if ols or not (text or design.levels_from_data):
         return FirstDesign(design, resp, data)
     if request.levels == "data":
         warnings.warn(NotPrivateWarning(
@@ -78,7 +86,7 @@ def first_design(request) -> FirstDesign:
             "the data without privacy protection: this fit is NOT differentially private. "
             "Declare the levels or use levels='private' to release it."), stacklevel=4)
         return FirstDesign(design, resp, data, private=False)
-    cols = undeclared_columns(design.spec, data)
+    cols = undeclared_columns(design.spec, built, text)
     _check_levels_budget(request, cols)
     return FirstDesign(design, resp, data, discover=cols)
 

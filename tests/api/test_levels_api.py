@@ -234,3 +234,11 @@ def test_split_with_a_levels_share(data):
                           split={"levels": 0.2, "n": 0.1, "regression": 0.7})
     assert math.fsum(c.eps for c in _levels_charges(fit)) == pytest.approx(0.2)
     assert math.fsum(c.delta for c in _levels_charges(fit)) == pytest.approx(0.2e-5)
+
+
+def test_an_id_column_in_y_dot_is_pooled_without_a_column_per_id():
+    df = _frame(n=20_000)
+    df["id"] = [f"person-{i}" for i in range(len(df))]      # 20,000 levels of one row each
+    fit, messages = _fit_quietly(dp.dp_lm, "y ~ x + g + id", df, eps=1.0, random_state=0)
+    assert list(fit.params.index) == ["Intercept", "x", "g[T.b]", "g[T.c]"]
+    assert not any("person-" in t for t in _outputs(fit, messages))

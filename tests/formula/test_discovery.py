@@ -17,7 +17,9 @@ from dpstats.formula.discovery import (
     apply_coding,
     level_histograms,
     pooled_name,
+    text_factor_columns,
     undeclared_columns,
+    with_placeholders,
 )
 
 
@@ -108,9 +110,33 @@ def test_design_from_released_levels_and_new_data(no_warnings):
     assert np.isnan(X[2]).all()                                # k not released, not pooled
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # inf * 0 inside formulaic
 def test_value_errors_name_terms_not_levels_read_from_data():
     df = pd.DataFrame({"y": [1.0, 2.0, 3.0, 4.0], "x": [1.0, np.inf, 2.0, 3.0],
                        "g": ["a", "SECRETLEVEL", "b", "a"]})
     with pytest.raises(DataError, match="infinite") as exc:
         build_design("y ~ x:g", df, warn_levels=False)
     assert "SECRETLEVEL" not in str(exc.value) and "'x:g'" in str(exc.value)
+
+
+@pytest.mark.parametrize("formula, cols", [
+    ("y ~ .", ("g", "s")),
+    ("y ~ x + g + C(s)", ("g", "s")),
+    ("y ~ g + I(g == 'a')", ()),                      # not only a category: real values
+    ("y ~ C(g, levels=['a', 'b', 'c'])", ()),
+    ("y ~ h + C(k) + flag", ()),                      # declared, numeric codes, bool
+    ("y ~ x:g", ("g",)),
+    ("y ~ nope + g", ("g",)),                         # the design builder refuses it
+    ("y ~", ()),
+])
+def test_text_factor_columns(df, formula, cols):
+    assert text_factor_columns(formula, df) == cols
+
+
+def test_placeholders_give_a_small_first_design(df):
+    wide = df.assign(g=[f"id{i}" for i in range(len(df))])
+    built = with_placeholders(wide, ("g",))
+    d = build_design("y ~ x + g + x:g", built, warn_levels=False)
+    assert d.columns == ["Intercept", "x"]                    # one level: no dummy
+    assert undeclared_columns(d.spec, built, ("g",)) == ("g",)
+    assert wide["g"].iloc[0] == "id0"                         # the input is not changed
