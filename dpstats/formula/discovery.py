@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import DPStatsError, FormulaError
+from ..errors import DataError, DPStatsError, FormulaError
 from .levels import _categorical_factors, _categorical_source
 from .parse import (
     _columns_of,
@@ -179,7 +179,7 @@ def level_histograms(data: pd.DataFrame, variables: Sequence[str],
                      columns: Sequence[str]) -> list[dict]:
     """``{level: count}`` of each of ``columns`` over the rows of ``data`` complete in
     ``variables`` (the rows the design uses). Not a release: the input of the private
-    mechanism.
+    mechanism. Values that cannot be levels (lists, ...) raise a DataError naming the column.
 
     >>> df = pd.DataFrame({"y": [1.0, None, 3.0], "g": ["a", "b", "a"]})
     >>> level_histograms(df, ["y", "g"], ["g"])
@@ -189,8 +189,13 @@ def level_histograms(data: pd.DataFrame, variables: Sequence[str],
     complete = frame.notna().all(axis=1).to_numpy()
     out = []
     for col in columns:
-        counts = frame[col][complete].astype(object).value_counts(sort=False, dropna=True)
-        out.append({k: int(c) for k, c in counts.items() if c > 0})
+        try:
+            counts = frame[col][complete].astype(object).value_counts(sort=False, dropna=True)
+            out.append({k: int(c) for k, c in counts.items() if c > 0})
+        except TypeError:           # unhashable values; the message may quote them
+            raise DataError(f"could not evaluate the term {col!r} on `data`; check that each "
+                            "variable is a numeric or categorical column of the expected "
+                            "type") from None
     return out
 
 

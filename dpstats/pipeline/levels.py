@@ -46,9 +46,10 @@ __all__ = ["FirstDesign", "first_design", "discover_levels", "levels_note"]
 class FirstDesign:
     """The design as the data declares it, and what the levels stage must do.
 
-    ``response_levels``: dp_glm's declared response levels; ``data``: the data the design was
-    built from (dp_glm: response coded 0/1); ``discover``: columns whose levels the levels
-    stage discovers (empty when none); ``private``: False when levels were read from the data.
+    ``response_levels``: dp_glm's declared response levels; ``data``: the data (dp_glm:
+    response coded 0/1); ``discover``: columns whose levels the levels stage discovers (empty
+    when none), ``histograms`` their level counts (the mechanism's input, never released);
+    ``private``: False when levels were read from the data.
     """
 
     design: Design
@@ -56,6 +57,7 @@ class FirstDesign:
     data: pd.DataFrame
     discover: tuple[str, ...] = ()
     private: bool = True
+    histograms: tuple = ()
 
 
 def first_design(request) -> FirstDesign:
@@ -88,7 +90,8 @@ def first_design(request) -> FirstDesign:
         return FirstDesign(design, resp, data, private=False)
     cols = undeclared_columns(design.spec, built, text)
     _check_levels_budget(request, cols)
-    return FirstDesign(design, resp, data, discover=cols)
+    hists = tuple(level_histograms(data, design.variables, cols))
+    return FirstDesign(design, resp, data, discover=cols, histograms=hists)
 
 
 def _check_levels_budget(request, cols: tuple[str, ...]) -> None:
@@ -113,8 +116,7 @@ def discover_levels(request, first: FirstDesign, ledger: Ledger) -> Design:
     ``ledger``) and build the design from them."""
     cols = first.discover
     eps, delta = levels_budget(request)
-    hists = level_histograms(first.data, first.design.variables, cols)
-    released = private_levels(hists, eps, delta, request.rng, ledger, names=cols)
+    released = private_levels(first.histograms, eps, delta, request.rng, ledger, names=cols)
     codings = tuple(LevelCoding(c, r.levels, pooled_name(r.levels) if r.pooled else None)
                     for c, r in zip(cols, released, strict=True))
     try:
