@@ -6,6 +6,15 @@ fit a formula on a CSV file (or a bundled data set by name) and print the summar
 
     python -m dpstats lm "price ~ carat + cut" diamonds.csv --eps 1 --select none
     python -m dpstats glm "income ~ age + hours_per_week" adult --eps 1 --json
+    python -m dpstats lm "price ~ carat + cut" diamonds.csv --eps 1 \
+        --levels "cut=Fair,Good,Very Good,Premium,Ideal" --numeric carat
+
+Column types: a CSV column is read as numbers when every entry is a number, else as text. The
+category levels of a text column are discovered privately (see ``dp_lm(levels=...)``), so a
+value only appears in the output when many rows share it; ``--levels COL=A,B,...`` declares
+them instead (values outside become missing), ``--numeric COL`` reads a column as numbers
+(entries that are not become missing), ``--categorical COL`` reads it as text (levels
+discovered privately). Rows with a missing value are dropped; how many is never reported.
 
 Errors print one line on stderr and exit with status 2 (no traceback).
 """
@@ -36,8 +45,9 @@ def demo(eps: float, delta: float, seed: int | None) -> int:
     return 0
 
 
-def read_data(source: str):
-    """A CSV file, or the name of a bundled data set when no such file exists."""
+def read_data(source: str, text: tuple[str, ...] = ()):
+    """A CSV file (the columns ``text`` read as text), or the name of a bundled data set when
+    no such file exists."""
     import pandas as pd
 
     from . import datasets
@@ -45,7 +55,7 @@ def read_data(source: str):
     path = Path(source)
     if path.is_file():
         try:
-            return pd.read_csv(path)
+            return pd.read_csv(path, dtype=dict.fromkeys(text, str))
         except (ValueError, OSError, UnicodeDecodeError) as err:
             raise DataError(f"DATA: could not read {source!r} as CSV ({type(err).__name__}); "
                             "give a comma-separated file with a header row") from None
@@ -53,6 +63,63 @@ def read_data(source: str):
         return datasets.load(source)
     raise DataError(f"DATA: no file {source!r}; give a CSV file path or a bundled data set "
                     f"({', '.join(datasets.names())})")
+
+
+def parse_levels(specs: list[str] | None) -> dict[str, list[str]]:
+    """``--levels`` values ``"COL=A,B,..."`` as ``{COL: [A, B, ...]}`` (ValidationError when
+    malformed).
+
+    >>> parse_levels(["cut=Fair,Good,Very Good"])
+    {'cut': ['Fair', 'Good', 'Very Good']}
+    """
+    from .errors import ValidationError
+    out: dict[str, list[str]] = {}
+    for spec in specs or ():
+        col, sep, rest = spec.partition("=")
+        levels = [v.strip() for v in rest.split(",")]
+        if not sep or not col.strip() or not all(levels) or len(set(levels)) != len(levels):
+            raise ValidationError(f"--levels {spec!r}: write COLUMN=LEVEL1,LEVEL2,... with "
+                                  "distinct, non-empty levels, e.g. --levels 'cut=Fair,Good'")
+        out[col.strip()] = levels
+    return out
+
+
+def _names(values: list[str] | None) -> list[str]:
+    """Column names from repeated options, each possibly a comma-separated list."""
+    return [c.strip() for v in values or () for c in v.split(",") if c.strip()]
+
+
+def typed_data(args):
+    """Read DATA and apply ``--levels``, ``--numeric`` and ``--categorical``: every change
+    is row by row with public values (the declared levels), so no level is read from the data
+    here."""
+    import pandas as pd
+
+    from .errors import DataError, ValidationError
+    levels, numeric, text = parse_levels(args.levels), _names(args.numeric), \
+        _names(args.categorical)
+    seen = list(levels) + numeric + text
+    twice = sorted({c for c in seen if seen.count(c) > 1})
+    if twice:
+        raise ValidationError(f"columns {twice} get more than one of --levels, --numeric and "
+                              "--categorical; give each column one type")
+    data = read_data(args.data, tuple(levels) + tuple(text))
+    missing = [c for c in seen if c not in data.columns]
+    if missing:
+        raise DataError(f"--levels/--numeric/--categorical name {missing}, which are not "
+                        f"columns of DATA; the columns are {list(data.columns)}")
+    for col in numeric:
+        data[col] = pd.to_numeric(data[col].astype(object), errors="coerce")
+    for col in text:
+        data[col] = _as_text(data[col])
+    for col, cats in levels.items():
+        data[col] = pd.Categorical(_as_text(data[col]), categories=cats)
+    return data
+
+
+def _as_text(col):
+    """A column as Python strings (missing values stay missing)."""
+    return col.astype(object).map(lambda v: v if v is None or v != v else str(v))
 
 
 def _num(x):
@@ -87,10 +154,12 @@ def result_dict(fit) -> dict:
 def fit_command(args) -> int:
     """``lm`` / ``glm``: read the data, fit, print the summary or the JSON result."""
     import dpstats as dp
-    data = read_data(args.data)
+    data = typed_data(args)
     kwargs = {"eps": args.eps, "delta": args.delta, "k": args.k, "method": args.method,
               "select": None if args.select == "none" else args.select,
               "random_state": args.seed}
+    if args.levels_from_data:
+        kwargs["levels"] = "data"
     if args.command == "lm":
         fit = dp.dp_lm(args.formula, data, **kwargs)
     else:
@@ -134,7 +203,26 @@ def _parser() -> argparse.ArgumentParser:
                        help="random_state: reproducible, NOT fit for release")
         p.add_argument("--json", action="store_true",
                        help="print the released result and ledger as JSON")
+        _type_options(p)
     return parser
+
+
+def _type_options(p: argparse.ArgumentParser) -> None:
+    """The column-type options of ``lm`` and ``glm``."""
+    p.add_argument("--levels", action="append", metavar="COL=A,B,...",
+                   help="declare the category levels of COL (the first is the reference); "
+                        "values outside them become missing. Repeat for more columns. "
+                        "Undeclared text columns have their levels discovered privately: a "
+                        "value only appears in the output when many rows share it")
+    p.add_argument("--numeric", action="append", metavar="COL",
+                   help="read COL as numbers; entries that are not numbers become missing "
+                        "(their rows are dropped). Repeat or give a comma-separated list")
+    p.add_argument("--categorical", action="append", metavar="COL",
+                   help="read COL as text (e.g. an integer code), its levels discovered "
+                        "privately. Repeat or give a comma-separated list")
+    p.add_argument("--levels-from-data", action="store_true",
+                   help="read undeclared category levels from the data: the fit is then NOT "
+                        "private (levels='data')")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,8 @@ __all__ = ["dp_glm", "FAMILIES", "GLM_METHODS", "GLM_DEFAULT_SPLIT"]
 def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: float,
            delta: float = 1e-5, method: str = "fw", select: str | None = "auto", k: int = 5,
            bounds: object = "auto", m: int | str = "auto", budget: Budget | None = None,
-           random_state=None, split: dict | None = None, **method_opts) -> DPGLMResult:
+           random_state=None, split: dict | None = None, levels: str = "private",
+           **method_opts) -> DPGLMResult:
     """Fit a differentially private logistic regression (``family="binomial"``).
 
     Parameters
@@ -60,11 +61,14 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
         Shared accountant (checked before the data is touched); None (default) for the OS
         CSPRNG, anything else is reproducible and not for release.
     split : dict, optional
-        Budget shares ``{"n", "selection", "regression"}``, default
-        :data:`GLM_DEFAULT_SPLIT` (5% / 15% / 80%; selection gets more than in dp_lm, see
-        there). The row count is released for ``"dpgd"`` (its step averages over it), for
+        Budget shares ``{"levels", "n", "selection", "regression"}``, default
+        :data:`GLM_DEFAULT_SPLIT` (5% levels, only when undeclared category levels must be
+        discovered / 5% / 15% / the rest; selection gets more than in dp_lm, see there).
+        The row count is released for ``"dpgd"`` (its step averages over it), for
         ``"tukey"`` with ``m="auto"`` and when selection needs it; unused shares go to the
         regression.
+    levels : {"private", "data"}, default "private"
+        As in :func:`dpstats.dp_lm`: undeclared levels are discovered privately.
     **method_opts
         Passed to the estimator, e.g. ``lr``, ``clip``, ``epochs`` for ``"dpgd"``;
         ``lemma``, ``accounting``, ``centre``, ``ridge`` for ``"tukey"`` (``accounting="paper"``
@@ -88,5 +92,6 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     """
     request = build_request("glm", formula, data, family=family, eps=eps, delta=delta,
                             method=method, select=select, k=k, m=m, split=split, bounds=bounds,
-                            budget=budget, random_state=random_state, options=method_opts)
+                            budget=budget, random_state=random_state, options=method_opts,
+                            levels=levels)
     return glm_result(request, run(request))

@@ -26,7 +26,8 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
           select: str | None = "auto", k: int = 5, method: str = "tukey",
           m: int | str = "auto", split: dict | None = None, bounds: object = "auto",
           groups: object = "auto", budget: Budget | None = None, random_state=None,
-          lemma: str = "8.5", accounting: str = "swap", **method_opts) -> DPLMResult:
+          lemma: str = "8.5", accounting: str = "swap", levels: str = "private",
+          **method_opts) -> DPLMResult:
     """Fit a differentially private linear regression from a formula.
 
     Parameters
@@ -55,8 +56,8 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     m : "auto" or int
         Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count.
     split : dict, optional
-        Budget shares ``{"n", "selection", "regression"}``; shares a stage does not use go to
-        the regression. Default 5% / 5% / 90%.
+        Shares ``{"levels", "n", "selection", "regression"}`` of eps (levels: of delta too);
+        unused shares go to the regression. Default 5% / 5% / 5% / the rest.
     bounds : "auto", tuple or dict
         Clipping bounds for methods that need them (not Tukey). ``"auto"`` estimates them
         privately from part of that stage's budget; a tuple ``(lo, hi)`` or
@@ -64,19 +65,19 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     groups : "auto", "sqrt" or int
         SubLasso groups: ``n_hat / p`` (003), ``sqrt(n_hat)`` (Kifer's two-stage), or a count.
     budget : Budget, optional
-        Shared accountant: the fit must fit in ``budget.remaining`` (checked before the data is
-        touched) and its charges are recorded there.
+        Shared accountant, checked before the data is touched; charges are recorded there.
     random_state : int, Generator or None
         None (default) draws from the OS CSPRNG. Anything else makes the fit reproducible; the
         summary then says it is not fit for release.
     lemma : {"8.5", "3.6"}
         Distance lemma of the PTR test (003 Lemma 8.5 is tighter).
     accounting : {"swap", "paper"}
-        Tukey privacy analysis: ``"swap"`` is sound when one row changes one of the m models;
-        ``"paper"`` reproduces 002/003 for comparison and is **not private** (it assumes one row
-        adds or removes a whole model): the fit warns (``NotPrivateWarning``), has
-        ``private=False`` and its summary says NOT PRIVATE
-        (:func:`dpstats.mechanisms.ptr.ptr_parameters`).
+        Tukey analysis: ``"swap"`` is sound when one row changes one of the m models; ``"paper"``
+        (002/003, for comparison) is NOT private: it warns and marks the fit ``private=False``.
+    levels : {"private", "data"}, default "private"
+        Undeclared category levels (text columns, ``C(col)`` on codes) are discovered privately
+        (:mod:`dpstats.pipeline.levels`; rare ones pooled into ``"(other)"``); ``"data"`` reads
+        them from the data and marks the fit NOT private. Declared levels cost nothing.
     **method_opts
         Options of the method, checked before anything is charged: e.g. ``T=50``,
         ``variant="paper"`` (bas); ``radius``, ``T``, ``screen`` (``"every"``, ``"last"`` or
@@ -99,5 +100,5 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     request = build_request("lm", formula, data, eps=eps, delta=delta, method=method,
                             select=select, k=k, m=m, split=split, bounds=bounds, groups=groups,
                             budget=budget, random_state=random_state, lemma=lemma,
-                            accounting=accounting, options=method_opts)
+                            accounting=accounting, options=method_opts, levels=levels)
     return lm_result(request, run(request))

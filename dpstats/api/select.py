@@ -11,18 +11,19 @@ from __future__ import annotations
 import pandas as pd
 
 from ..mechanisms.accountant import Budget
-from ..pipeline.budget import N_SHARE
+from ..pipeline.budget import LEVELS_SHARE, N_SHARE
 from ..pipeline.finish import selection_result
 from ..pipeline.request import build_request
 from ..pipeline.run import run
 from ..results.selection import SelectionResult
 
-__all__ = ["select", "N_SHARE"]
+__all__ = ["select", "N_SHARE", "LEVELS_SHARE"]
 
 
 def select(formula: str, data: pd.DataFrame, *, eps: float, method: str = "kendall",
            k: int = 5, bounds: object = "auto", groups: object = "auto",
-           budget: Budget | None = None, random_state=None) -> SelectionResult:
+           budget: Budget | None = None, random_state=None, delta: float = 0.0,
+           levels: str = "private") -> SelectionResult:
     """Select ``k`` terms of a formula privately, without fitting a regression.
 
     Parameters
@@ -33,8 +34,9 @@ def select(formula: str, data: pd.DataFrame, *, eps: float, method: str = "kenda
         One row per person. ``y ~ .`` on all-numeric columns skips formulaic, so frames with
         tens of thousands of columns are fine.
     eps : float
-        Budget (pure eps-DP: delta is 0). When the selector needs a private row count
-        (``"auto"``, SubLasso), :data:`N_SHARE` of it pays for the count.
+        Budget (pure eps-DP: delta is 0, unless ``delta`` is given for category levels).
+        When the selector needs a private row count (``"auto"``, SubLasso), :data:`N_SHARE`
+        of it pays for the count.
     method : {"kendall", "sublasso", "sis", "auto"}
         DPKendall, SubLasso / two-stage (``groups="sqrt"``), DP-SIS (needs bounds), or the
         ``dp_lm`` auto rule.
@@ -48,6 +50,15 @@ def select(formula: str, data: pd.DataFrame, *, eps: float, method: str = "kenda
         Shared accountant, checked before the data is touched.
     random_state : int, Generator or None
         None (default) for the OS CSPRNG; a seed makes the result reproducible (and says so).
+    delta : float, default 0
+        Used only to discover category levels the data does not declare (a text column among
+        the terms, ``C(col)`` on a column that is not a ``pd.Categorical``): that stage needs
+        delta > 0 and spends all of it and :data:`LEVELS_SHARE` of eps. With such levels and
+        ``delta=0`` the call is refused before anything is charged; declare the levels to keep
+        the selection pure eps-DP.
+    levels : {"private", "data"}, default "private"
+        ``"data"`` reads undeclared levels from the data instead: NOT private
+        (``private=False``, a ``NotPrivateWarning``).
 
     Returns
     -------
@@ -64,5 +75,6 @@ def select(formula: str, data: pd.DataFrame, *, eps: float, method: str = "kenda
     ['g3', 'g7']
     """
     request = build_request("select", formula, data, eps=eps, select=method, k=k, bounds=bounds,
-                            groups=groups, budget=budget, random_state=random_state)
+                            groups=groups, budget=budget, random_state=random_state,
+                            delta=delta, levels=levels)
     return selection_result(request, run(request))

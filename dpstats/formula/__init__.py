@@ -9,6 +9,7 @@ module          responsibility
 ``rowwise``     the allowlist: only provably row-wise transforms are accepted
 ``levels``      categorical factors and where their levels come from
 ``nonfinite``   rows a transform makes non-finite are dropped as missing
+``discovery``   undeclared levels: which columns, their histograms, the released coding
 ``numeric``     the fast ``y ~ .`` path on all-numeric frames (no formulaic)
 ==============  ==================================================================
 """

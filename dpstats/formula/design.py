@@ -23,6 +23,7 @@ from .checks import (
     _check_names,
     _check_values,
 )
+from .discovery import apply_coding
 from .levels import (
     _categorical_factors,
     _categorical_source,
@@ -45,7 +46,10 @@ class Design:
     ``columns`` (``"Intercept"`` first when present); ``label`` (the response column or the
     left-hand-side expression); ``formula`` as written and ``expanded`` with ``.`` expanded;
     ``has_intercept``; ``spec``, the formulaic ``ModelSpec`` of the right-hand side that rebuilds
-    ``X`` for new data; ``levels_from_data``, variables whose levels were read from the data.
+    ``X`` for new data; ``levels_from_data``, variables whose levels were read from the data;
+    ``variables``, the data columns used (response first); ``recode``, the
+    :class:`~dpstats.formula.discovery.LevelCoding` of columns whose levels were released by a
+    private mechanism, applied to new data too.
     """
 
     X: np.ndarray
@@ -57,6 +61,8 @@ class Design:
     has_intercept: bool
     spec: object
     levels_from_data: tuple[str, ...]
+    variables: tuple[str, ...] = ()
+    recode: tuple = ()
 
 
 def _as_float(mat) -> np.ndarray:
@@ -86,7 +92,7 @@ def check_data(data: object, arg: str = "data") -> pd.DataFrame:
     return data
 
 
-def build_design(formula: str, data: pd.DataFrame) -> Design:
+def build_design(formula: str, data: pd.DataFrame, *, warn_levels: bool = True) -> Design:
     """Build the design matrix and response for ``formula`` on ``data``.
 
     Parameters
@@ -103,6 +109,10 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
         and so, silently, are rows whose transformed values are not finite (``np.log(0)``,
         ``np.sqrt(-1)``, ``I(1 / x)`` at 0); numpy's warnings are never shown. Infinite values
         in the data itself are refused.
+    warn_levels : bool, default True
+        Warn when category levels are read from the data. The pipeline passes False: it
+        discovers such levels privately (:mod:`dpstats.pipeline.levels`) and builds the design
+        again from the released ones.
 
     Returns
     -------
@@ -111,10 +121,10 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     Raises
     ------
     DataError, FormulaError, StatefulTransformError
-        Naming the argument and the fix, never a data value (StatefulTransformError: a
-        transform that learns from the data or is not provably row-wise). A
-        :class:`~dpstats.errors.PrivacyLeakWarning` names, once, every variable whose category
-        levels were read from the data.
+        Naming the argument and the fix, never a data value (nor a level read from the data;
+        StatefulTransformError: a transform that learns from the data or is not provably
+        row-wise). A :class:`~dpstats.errors.PrivacyLeakWarning` names, once, every variable
+        whose category levels were read from the data (unless ``warn_levels`` is False).
 
     Examples
     --------
@@ -143,12 +153,14 @@ def build_design(formula: str, data: pd.DataFrame) -> Design:
     X, y = drop_nonfinite(X, y, infinite_inputs(frame), dropped)
     if X.shape[0] == 0:
         raise DataError(_NO_ROWS.format(arg="data"))
+    from_data = _levels_from_data(spec, frame)
     _check_values(y[:, None], [label], "data")
-    _check_values(X, cols, "data")
-    from_data = _warn_levels_from_data(spec, frame)
+    _check_values(X, _term_names(spec, cols) if from_data else cols, "data")
+    if from_data and warn_levels:
+        _warn_levels(from_data)
     return Design(X=X, y=y, columns=cols, label=label, formula=formula, expanded=expanded,
                   has_intercept=any(str(t) == "1" for t in spec.formula), spec=spec,
-                  levels_from_data=from_data)
+                  levels_from_data=from_data, variables=tuple(used))
 
 
 def _parse_sides(lhs: str, rhs: str, data: pd.DataFrame):
@@ -192,18 +204,26 @@ def _complete_rows(data: pd.DataFrame, used: list, parsed) -> pd.DataFrame:
     return _float_ints(frame, _factors(parsed.lhs) + _factors(parsed.rhs))
 
 
-def _warn_levels_from_data(spec, frame: pd.DataFrame) -> tuple:
-    """Variables whose category levels were read from the data (warned about, once, to the
-    caller of :func:`build_design`)."""
-    from_data = tuple(dict.fromkeys(c or f.expr for f in _categorical_factors(spec)
-                                    for c, known in [_categorical_source(f, frame)] if not known))
-    if from_data:
-        warnings.warn(PrivacyLeakWarning(
-            f"the category levels of {list(from_data)} were read from the data, which reveals "
-            "without privacy protection which values occur. Declare them instead: "
-            "data[col] = pd.Categorical(data[col], categories=[...]) or write "
-            "C(col, levels=[...]) in the formula"), stacklevel=3)
-    return from_data
+def _levels_from_data(spec, frame: pd.DataFrame) -> tuple:
+    """Variables whose category levels were read from the data."""
+    return tuple(dict.fromkeys(c or f.expr for f in _categorical_factors(spec)
+                               for c, known in [_categorical_source(f, frame)] if not known))
+
+
+def _warn_levels(from_data: tuple) -> None:
+    """Warn, once, to the caller of :func:`build_design`."""
+    warnings.warn(PrivacyLeakWarning(
+        f"the category levels of {list(from_data)} were read from the data, which reveals "
+        "without privacy protection which values occur. Declare them instead: "
+        "data[col] = pd.Categorical(data[col], categories=[...]) or write "
+        "C(col, levels=[...]) in the formula"), stacklevel=3)
+
+
+def _term_names(spec, cols: list[str]) -> list[str]:
+    """The term of each design column (``x:g`` for ``x:g[T.b]``): error messages name these
+    instead of columns whose names hold levels read from the data."""
+    term = {c: str(st.term) for st in spec.structure for c in st.columns}
+    return [term.get(c, c) for c in cols]
 
 
 #: Frames with more columns than this (and at most _CONSOLIDATE_MAX_ENTRIES values) are copied
@@ -231,7 +251,7 @@ def _fast_design(formula: str, label: str, spec: NumericSpec, data: pd.DataFrame
     rhs = _expand_dot(".", spec.names) + ("" if spec.intercept else " - 1")
     return Design(X=X, y=y, columns=list(spec.column_names), label=label, formula=formula,
                   expanded=f"{label} ~ {rhs}", has_intercept=spec.intercept, spec=spec,
-                  levels_from_data=())
+                  levels_from_data=(), variables=(label, *spec.names))
 
 
 def design_for_new_data(design: Design, newdata: pd.DataFrame) -> np.ndarray:
@@ -246,7 +266,9 @@ def design_for_new_data(design: Design, newdata: pd.DataFrame) -> np.ndarray:
         ``newdata`` is not a non-empty pandas DataFrame.
     PredictionError
         A column is missing, or a categorical variable has a level neither seen nor declared
-        at fit time (the variable is named, the value is not).
+        at fit time (the variable is named, the value is not). In a column whose levels were
+        discovered privately, a level that was not released counts as the pooled level, or
+        as missing when there is none (as at fit time).
 
     Examples
     --------
@@ -255,7 +277,7 @@ def design_for_new_data(design: Design, newdata: pd.DataFrame) -> np.ndarray:
     array([[ 1.,  5.],
            [nan, nan]])
     """
-    newdata = _check_frame(newdata, "newdata")
+    newdata = apply_coding(_check_frame(newdata, "newdata"), getattr(design, "recode", ()))
     spec = design.spec
     need = sorted(str(v) for v in spec.required_variables)
     missing = [v for v in need if v not in newdata.columns]

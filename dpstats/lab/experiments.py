@@ -235,11 +235,9 @@ def run(configs, datasets, *, trials: int = 10, test_size: float = 0.1, eps=1.0,
     -------
     pandas.DataFrame
         One row per fit, columns :data:`COLUMNS`: ``dataset, method, trial, eps, delta,
-        metric, value, released, private, time`` (fit wall time in seconds; the first fit
-        of a method in a fresh process may include numba compilation, so compare medians,
-        as :func:`summarise` does). A fit that
-        released nothing (a failed PTR) has ``released=False`` and, as in the papers,
-        ``value=-inf`` for R^2 (NaN for other metrics), so medians and failure rates show it.
+        metric, value, released, private, time`` (wall seconds; a first fit may include numba
+        compilation: compare medians). A fit that released nothing (a failed PTR) has
+        ``released=False`` and, as in the papers, ``value=-inf`` for R^2 (NaN otherwise).
         ``private`` is False for non-private baselines (``method="ols"``, and the Tukey
         mechanism with ``accounting="paper"``).
 

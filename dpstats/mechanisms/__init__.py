@@ -23,6 +23,7 @@ module          responsibility
 ``clipping``    public clipping bounds: parsing, the fixed map into [-1, 1]
 ``centre``      private location of one column on a public grid
 ``tukey_em``    the restricted exponential mechanism over Tukey depth
+``levels``      private discovery of category levels (thresholded noisy histogram)
 ==============  ==================================================================
 
 The common mechanisms are importable from here (loaded on first use, so ``import dpstats``
@@ -40,6 +41,7 @@ _EXPORTS = {"laplace": "additive", "gaussian": "additive", "analytic_gaussian_si
             "GaussianGDP": "gdp", "gdp_delta": "gdp", "gdp_mu": "gdp",
             "ptr_check": "ptr", "private_bounds": "bounds", "private_quantile": "bounds",
             "random_groups": "sampling", "random_permutation": "sampling",
+            "private_levels": "levels",
             "uniform_jitter": "sampling"}
 
 __all__ = sorted(_EXPORTS)

@@ -7,6 +7,7 @@ module          responsibility
 ``request``     the frozen :class:`FitRequest`; every argument check, before the data
 ``run``         ``run(request)``: the stages in order, every refusal before a charge
 ``budget``      the budget plan: ledger, eps of each stage, private row count
+``levels``      the levels stage: undeclared category levels discovered privately
 ``select``      the selection stage (``select="auto"`` rule, selectors on a design)
 ``estimate``    the estimator on the kept columns; number of Tukey models
 ``glm_design``  dp_glm's 0/1 response and public ranges of indicator columns

@@ -50,8 +50,9 @@ def result_fields(*, design, selection, k, est, ledger, selector, n_noisy, seede
     """Keyword arguments shared by :class:`DPLMResult` and :class:`DPGLMResult`.
 
     ``private`` is False for a fit whose analysis does not hold (the Tukey mechanism with
-    ``accounting="paper"``); ``accounting`` is the Tukey fit's PTR accounting (public).
-    The Tukey depth the mechanism sampled is not a field (it is not released)."""
+    ``accounting="paper"``, or category levels read from the data); ``accounting`` is the Tukey
+    fit's PTR accounting (public). The Tukey depth the mechanism sampled is not a field (it is
+    not released)."""
     selected = [design.columns[i] for i in selection.indices] if selection else []
     report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
                               eps=selection.eps, ordered=selection.ordered)

@@ -42,7 +42,7 @@ def estimate_kept(request, design, candidates: list[int], keep: list[int],
     """
     names = [design.columns[i] for i in keep]
     m_used = _models(request, len(keep), plan)
-    common = {"eps": plan.eps_reg, "delta": request.delta, "rng": request.rng,
+    common = {"eps": plan.eps_reg, "delta": plan.delta_reg, "rng": request.rng,
               "ledger": plan.ledger, "names": names, "stage": "regression",
               "intercept_col": names.index(INTERCEPT) if design.has_intercept else None,
               "bounds": bounds_for_kept(request.bounds, design.columns, candidates, keep),
@@ -63,8 +63,8 @@ def _models(request, p_used: int, plan) -> object:
     if request.method != "tukey" or request.m != "auto":
         return request.m
     if request.kind == "lm":
-        return choose_m(plan.n_noisy, p_used, plan.eps_reg, request.delta, request.lemma,
+        return choose_m(plan.n_noisy, p_used, plan.eps_reg, plan.delta_reg, request.lemma,
                         request.accounting)
     from ..estimators.tukey.glm import choose_m_glm
-    return choose_m_glm(plan.n_noisy, p_used, plan.eps_reg, request.delta, request.lemma,
+    return choose_m_glm(plan.n_noisy, p_used, plan.eps_reg, plan.delta_reg, request.lemma,
                         request.accounting)

@@ -24,7 +24,8 @@ def fit_spec(design) -> FitSpec:
     """The public description of a design that a result keeps (formula, columns, spec)."""
     return FitSpec(formula=design.formula, expanded=design.expanded, label=design.label,
                    columns=tuple(design.columns), has_intercept=design.has_intercept,
-                   model_spec=design.spec, levels_from_data=tuple(design.levels_from_data))
+                   model_spec=design.spec, levels_from_data=tuple(design.levels_from_data),
+                   recode=tuple(design.recode))
 
 
 def lm_result(request: FitRequest, out: Outcome) -> DPLMResult:
@@ -56,7 +57,8 @@ def _fit_fields(request: FitRequest, out: Outcome) -> dict:
                 **result_fields(design=out.design, selection=out.selection, k=request.k,
                                 est=out.est, ledger=plan.ledger, selector=out.selector,
                                 n_noisy=plan.n_noisy, seeded=request.seeded, split=plan.split,
-                                notes=out.notes, private=not request.paper_accounting,
+                                notes=out.notes,
+                                private=out.private and not request.paper_accounting,
                                 accounting=request.accounting
                                 if request.method == "tukey" else None))
 
@@ -68,4 +70,5 @@ def selection_result(request: FitRequest, out: Outcome) -> SelectionResult:
                            method=out.selector, k=request.k, candidates=len(out.candidates),
                            eps=request.eps, charges=out.plan.ledger.charges,
                            formula=design.formula, label=design.label, ordered=sel.ordered,
-                           n_noisy=out.plan.n_noisy, seeded=request.seeded)
+                           n_noisy=out.plan.n_noisy, seeded=request.seeded,
+                           private=out.private, notes=tuple(out.notes))

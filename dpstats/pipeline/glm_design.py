@@ -15,7 +15,7 @@ from ..formula.design import build_design, check_data
 from ..formula.parse import _split_formula
 from ..results.glm import code_binary_label
 
-__all__ = ["binary_design", "binary_response", "indicator_bounds"]
+__all__ = ["binary_design", "binary_response", "check_binary", "indicator_bounds"]
 
 _CODE_IT = ("code it 0/1 first, e.g. data[{l!r}] = (data[{l!r}] == <the level meaning 1>)"
             ".astype(int), declare it as pd.Categorical with its two levels (the second is "
@@ -28,11 +28,16 @@ def binary_design(formula: str, data: pd.DataFrame):
     response is not 0/1."""
     data, levels = binary_response(formula, check_data(data))
     design = build_design(formula, data)
+    check_binary(design)
+    return design, levels
+
+
+def check_binary(design) -> None:
+    """Refuse a design whose response is not 0/1 (DataError)."""
     if not np.isin(design.y, (0.0, 1.0)).all():
         raise DataError(f"the response {design.label!r} must be coded 0/1 for "
                         "family='binomial' (it has other values); " + _CODE_IT.format(
                             l=design.label))
-    return design, levels
 
 
 def binary_response(formula: str, data: pd.DataFrame) -> tuple[pd.DataFrame, tuple | None]:

@@ -28,9 +28,12 @@ from .options import check_method_opts
 from .select import SELECT_CHOICES, check_bounds_arg, check_groups
 
 __all__ = ["FitRequest", "build_request", "check_options", "check_m", "check_split",
-           "FAMILIES", "GLM_METHODS"]
+           "FAMILIES", "GLM_METHODS", "LEVELS"]
 
 FAMILIES = ("binomial",)
+#: Values of ``levels=``: undeclared category levels discovered privately (default), or read
+#: from the data, which makes the fit NOT private.
+LEVELS = ("private", "data")
 GLM_METHODS = ("fw", "dpgd", "tukey")
 #: Arguments dp_lm / dp_glm pass to the estimator themselves; method options may not set them.
 RESERVED = {
@@ -50,7 +53,8 @@ class FitRequest:
     ``method`` is the regression method (None for ``select``), ``selector`` the ``select=``
     argument (``select``'s ``method=``), ``shares`` the budget shares of the stages, ``options``
     the method options (read-only), ``lemma``/``accounting`` the PTR settings used to choose
-    the number of Tukey models; ``delta`` is 0 for ``select`` (pure eps-DP).
+    the number of Tukey models; ``delta`` of ``select`` is 0 (pure eps-DP) unless given for the
+    discovery of category levels; ``levels`` is ``"private"`` or ``"data"`` (not private).
     """
 
     kind: str
@@ -72,6 +76,7 @@ class FitRequest:
     lemma: str = "8.5"
     accounting: str = "swap"
     options: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    levels: str = "private"
 
     @property
     def paper_accounting(self) -> bool:
@@ -84,7 +89,7 @@ class FitRequest:
 def build_request(kind: str, formula, data, *, eps, delta=0.0, method=None, select=None, k=5,
                   m="auto", split=None, bounds="auto", groups="auto", budget=None,
                   random_state=None, family=None, lemma="8.5", accounting="swap",
-                  options=None) -> FitRequest:
+                  options=None, levels="private") -> FitRequest:
     """Validate the arguments of an entry point (``kind`` "lm", "glm" or "select"; for
     ``select`` its ``method=`` is passed as ``select``) and freeze them in a request.
 
@@ -94,7 +99,7 @@ def build_request(kind: str, formula, data, *, eps, delta=0.0, method=None, sele
         check_choice(family, FAMILIES, "family")
     eps = check_eps(eps)
     if kind == "select":
-        delta = 0.0
+        delta = check_delta(delta, allow_zero=True)
         check_choice(select, (*SELECTORS, "auto"), "method")
     else:
         delta = check_delta(delta)
@@ -108,6 +113,7 @@ def build_request(kind: str, formula, data, *, eps, delta=0.0, method=None, sele
     check_bounds_arg(bounds)
     check_choice(lemma, ("8.5", "3.6"), "lemma")
     check_choice(accounting, ("swap", "paper"), "accounting")
+    check_choice(levels, LEVELS, "levels")
     if budget is not None and not isinstance(budget, Budget):
         raise ValidationError(f"budget must be a dpstats.Budget or None; got "
                               f"{type(budget).__name__}")
@@ -122,7 +128,7 @@ def build_request(kind: str, formula, data, *, eps, delta=0.0, method=None, sele
                       method=method, selector=select, k=k, m=m,
                       shares=MappingProxyType(dict(shares)), bounds=bounds, groups=groups,
                       budget=budget, rng=rng, seeded=seeded, family=family, lemma=lemma,
-                      accounting=accounting, options=MappingProxyType(options))
+                      accounting=accounting, options=MappingProxyType(options), levels=levels)
 
 
 def check_options(kind: str, method: str, opts: dict, delta: float) -> None:
@@ -153,11 +159,11 @@ def check_m(m: object) -> int | str:
 
 
 def check_split(split: object, default: Mapping[str, float] = DEFAULT_SPLIT) -> dict[str, float]:
-    """``split=``: budget shares of the stages ``{"n", "selection", "regression"}`` summing to
-    1 (missing stages get 0), or ``default`` when None.
+    """``split=``: budget shares of the stages ``{"levels", "n", "selection", "regression"}``
+    summing to 1 (missing stages get 0), or ``default`` when None.
 
     >>> check_split({"n": 0.1, "regression": 0.9})
-    {'n': 0.1, 'selection': 0.0, 'regression': 0.9}
+    {'levels': 0.0, 'n': 0.1, 'selection': 0.0, 'regression': 0.9}
     """
     if split is None:
         return dict(default)

@@ -1,9 +1,12 @@
 """``run(request)``: the one pipeline behind ``dp_lm``, ``dp_glm`` and ``select``.
 
-shared budget check -> design (validates the data; charges nothing) -> column checks ->
-budget plan (ledger, stage shares, private n) -> selection -> estimation. Every check that can
-refuse a fit runs before the first charge, and the fit's RNG is drawn from in stage order
-(private n, selection, regression). Orchestration only: mechanisms add the noise.
+shared budget check -> design (validates the data; charges nothing) -> [levels stage, only
+when the formula reads undeclared category levels] -> column checks -> budget plan (ledger,
+stage shares, private n) -> selection -> estimation. Every check that can refuse a fit runs
+before the first charge, except the column checks of a fit with a levels stage, which need the
+released levels (the design's columns) and so come after it. The fit's RNG is drawn from in
+stage order (levels, private n, selection, regression). Orchestration only: mechanisms add the
+noise.
 """
 
 from __future__ import annotations
@@ -13,11 +16,11 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import DataError, NotPrivateWarning, ValidationError
 from ..estimators import Estimate, get_estimator
-from ..formula.design import Design, build_design
+from ..formula.design import Design
 from ..selection import Selection
-from .budget import BudgetPlan, plan_budget
+from .budget import BudgetPlan, levels_budget, open_ledger, plan_budget
 from .estimate import estimate_kept
-from .glm_design import binary_design
+from .levels import discover_levels, first_design, levels_note
 from .request import FitRequest
 from .select import candidate_columns, check_bounds_for, resolve_selector, selection_stage
 
@@ -29,7 +32,8 @@ class Outcome:
     """What a run produced, for the result builders of :mod:`dpstats.pipeline.finish`.
 
     ``notes`` is a list the result builders may still append to; ``plan`` is None only for the
-    non-private ``method="ols"``, ``est`` is None for ``select``.
+    non-private ``method="ols"``, ``est`` is None for ``select``; ``private`` is False when
+    category levels were read from the data (``levels="data"``).
     """
 
     design: Design
@@ -43,27 +47,33 @@ class Outcome:
     est: Estimate | None = None
     m_used: object = None
     names: list[str] = field(default_factory=list)
+    private: bool = True
 
 
 def run(request: FitRequest) -> Outcome:
     """Carry out a validated request: design -> budget plan -> selection -> estimation."""
     if request.budget is not None:   # the shared budget can pay: checked before the data
         request.budget.check(request.eps, request.delta)
-    if request.kind == "glm":
-        design, levels = binary_design(request.formula, request.data)
-    else:
-        design, levels = build_design(request.formula, request.data), None
+    first = first_design(request)
+    design, levels = first.design, first.response_levels
+    ledger, spent = None, (0.0, 0.0)
+    if first.discover:                 # the levels stage: the first charge of the fit
+        ledger, spent = open_ledger(request), levels_budget(request)
+        design = discover_levels(request, first, ledger)
     notes = _design_notes(request, design, levels)
+    if first.discover:
+        notes.insert(0, levels_note(request, first.discover))
     if request.method == "ols":
         return _run_ols(design, notes)
     candidates = candidate_columns(design.columns, design.has_intercept)
     selector = _check_columns(request, design, candidates, notes)
     if request.paper_accounting:
         _warn_paper(notes)
-    plan = plan_budget(request, design.X.shape[0], selector)
+    plan = plan_budget(request, design.X.shape[0], selector, ledger, spent)
     selector, selection, keep = selection_stage(request, design, candidates, selector, plan)
     out = Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
-                  selector=selector, selection=selection, keep=keep, plan=plan)
+                  selector=selector, selection=selection, keep=keep, plan=plan,
+                  private=first.private)
     if request.kind == "select":
         return out
     est, m_used, names = estimate_kept(request, design, candidates, keep, plan)

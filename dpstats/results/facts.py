@@ -37,6 +37,11 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
         title = f"Non-private {kind} (accounting='paper', for comparison)"
         banner = "NOT PRIVATE — Tukey with accounting='paper', for comparison only"
         guarantee = "NONE — not differentially private (accounting='paper')"
+    elif result.method != "ols" and result.spec.levels_from_data:   # levels="data"
+        title = f"Non-private {kind}"
+        banner = ("NOT PRIVATE — category levels of " + ", ".join(result.spec.levels_from_data)
+                  + " read from the data (levels='data')")
+        guarantee = "NONE — not differentially private"
     else:
         title = f"Non-private {kind} (baseline)"
         name = "OLS" if result.method == "ols" else str(result.method).upper()

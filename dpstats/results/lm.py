@@ -46,7 +46,8 @@ class SelectionReport:
 
 @dataclass(frozen=True)
 class FitSpec:
-    """Data-free description of the design, enough to rebuild X for new data."""
+    """Data-free description of the design, enough to rebuild X for new data (``recode``: the
+    released levels of columns whose levels were discovered privately)."""
 
     formula: str
     expanded: str
@@ -55,6 +56,7 @@ class FitSpec:
     has_intercept: bool
     model_spec: object
     levels_from_data: tuple[str, ...] = ()
+    recode: tuple = ()
 
     @property
     def spec(self) -> object:

@@ -40,6 +40,9 @@ class SelectionResult:
         One entry per noisy release.
     n_noisy : float or None
         Private row count, when the selector needed one.
+    private : bool
+        False when category levels were read from the data (``levels="data"``): then the
+        selection is NOT differentially private.
     """
 
     selected: list[str]
@@ -54,6 +57,7 @@ class SelectionResult:
     n_noisy: float | None = None
     seeded: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    private: bool = True
 
     @property
     def spent(self) -> tuple[float, float]:
@@ -77,17 +81,24 @@ class SelectionResult:
                  ("Budget spent:", _eps_delta(*self.spent)),
                  ("Randomness:", SEEDED if self.seeded else "OS CSPRNG"),
                  ("Privacy guarantee:", "(eps, delta)-DP, add/remove one row: "
-                  + _eps_delta(*self.spent))]
+                  + _eps_delta(*self.spent) if self.private
+                  else "NONE — category levels read from the data (levels='data')")]
         ledger = self.ledger.assign(eps=lambda d: d.eps.astype(float),
                                     delta=lambda d: d.delta.astype(float))
         label = f"{self.method}, k={self.k}, eps={format_number(self.eps)}"
         badges = [("seeded", "seeded")] if self.seeded else []
-        return Summary("Differentially private feature selection", facts, {"ledger": ledger},
-                       spent=self.spent, selected=self.selected, selection_label=label,
-                       notes=list(self.notes), badges=badges, ordered=self.ordered)
+        title, banner = "Differentially private feature selection", None
+        if not self.private:
+            title = "Non-private feature selection"
+            banner = "NOT PRIVATE — category levels read from the data (levels='data')"
+            badges.insert(0, ("notprivate", "NOT PRIVATE"))
+        return Summary(title, facts, {"ledger": ledger}, spent=self.spent,
+                       selected=self.selected, selection_label=label, notes=list(self.notes),
+                       badges=badges, ordered=self.ordered, banner=banner)
 
     def __repr__(self) -> str:
-        return (f"<SelectionResult {self.method} k={self.k}: {self.selected}; spent "
+        status = "" if self.private else " NOT PRIVATE"
+        return (f"<SelectionResult {self.method} k={self.k}{status}: {self.selected}; spent "
                 f"eps={self.spent[0]:.4g}>")
 
     def __str__(self) -> str:
