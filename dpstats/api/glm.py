@@ -32,12 +32,15 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     ----------
     formula : str
         R-style formula, e.g. ``"default ~ ."`` or ``"y ~ x + C(g, levels=['a', 'b'])"``.
-        The response must be coded 0/1 (numeric or boolean), be a ``pd.Categorical`` with
-        exactly two declared levels (the first is coded 0, the second 1, as in R), or be an
-        expression such as ``I(income == '>50K')``. Text responses are refused (which value
-        means 1 would be a guess).
+        The response must be boolean, a ``pd.Categorical`` with exactly two declared levels
+        (the first is coded 0, the second 1, as in R), numeric coded 0/1, or an expression
+        such as ``I(income == '>50K')``. Rows where a numeric response (or expression) is not
+        0 or 1 are dropped like missing rows, never refused (a refusal would reveal that one
+        row holds such a value); the fit's notes say so for a numeric column. Text responses
+        are refused by their dtype (which value means 1 would be a guess).
     data : pandas.DataFrame
-        One row per person (the privacy unit); rows with missing values are dropped.
+        One row per person (the privacy unit); rows with missing values are dropped, and so
+        are rows with values no method can compute with, as in :func:`dpstats.dp_lm`.
     family : {"binomial"}
         Logistic regression (logit link).
     eps, delta : float

@@ -35,7 +35,12 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     formula : str
         R-style formula, e.g. ``"price ~ ."`` or ``"y ~ x1 + C(g, levels=['a', 'b'])"``.
     data : pandas.DataFrame
-        One row per person (the privacy unit). Rows with missing values are dropped.
+        One row per person (the privacy unit). Rows with missing values are dropped, and so
+        are rows with an infinite value or a design or response value beyond 1e150 in
+        magnitude; values below 1e-150 become 0 (:mod:`dpstats.formula.nonfinite`). No
+        error depends on the values or on the number of rows: too few rows (or none) give an
+        ordinary result, usually withheld (only ``method="ols"`` refuses fewer rows than
+        columns).
     eps : float
         Total privacy budget of the fit (> 0).
     delta : float, default 1e-5

@@ -74,9 +74,9 @@ def check_inputs(X, y, intercept_col, rng) -> tuple[np.ndarray, np.ndarray, int 
     if Xa.ndim != 2 or Xa.shape[1] == 0 or ya.ndim != 1 or Xa.shape[0] != ya.shape[0]:
         raise ValidationError(f"X must be 2-D with at least one column and y 1-D with one value "
                               f"per row; got shapes {Xa.shape} and {ya.shape}")
-    if Xa.shape[0] == 0 or not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
-        raise ValidationError("X and y must be non-empty and finite (no NaN or inf); drop or "
-                              "impute missing rows first")
+    if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):   # no rows is fine (private n)
+        raise ValidationError("X and y must be finite (no NaN or inf); drop or impute missing "
+                              "rows first")
     if intercept_col is not None:
         if isinstance(intercept_col, bool) or not isinstance(intercept_col, numbers.Integral) \
                 or not 0 <= intercept_col < Xa.shape[1]:

@@ -1,6 +1,8 @@
-"""Input checks for the formula layer: frames, dtypes, finiteness and stateful transforms.
+"""Input checks for the formula layer: frames, dtypes, stateful transforms, ``newdata`` values.
 
-Every message names the argument and the columns involved, never a data value. Calls that
+Every message names the argument and the columns involved, never a data value, and for the data
+of a fit no check reads its values or row count (those are handled by
+:mod:`dpstats.formula.nonfinite` instead). Calls that
 would learn a statistic from the rows (formulaic's stateful transforms, splines, row-order
 transforms and whole-column reductions) are refused with a
 :class:`~dpstats.errors.StatefulTransformError`.
@@ -15,6 +17,7 @@ import pandas as pd
 from formulaic.transforms import TRANSFORMS
 
 from ..errors import DataError, StatefulTransformError
+from .nonfinite import MAX_ABS, MIN_SCALE
 
 # Calls refused wherever they appear, matched on the last dotted component (``np.mean``,
 # ``x.mean`` and ``mean`` alike): formulaic's stateful transforms, splines, row-order transforms
@@ -31,21 +34,20 @@ _STATEFUL = ("`formula` uses {fname}(...) in the term {expr!r}. That transform l
              "without privacy protection, so its output would leak them. Transform with public "
              "constants before fitting instead, e.g. I((x - 50) / 10) with a centre and scale "
              "you know from outside the data, or compute the column yourself with such values")
-#: Largest magnitude accepted in a design column or the response: squares of larger values,
-#: and sums of them over many rows, overflow float64.
-MAX_ABS = 1e150
-#: A column whose values are all smaller than this in magnitude (but not all zero) is refused:
-#: its squares underflow to zero, so every method would see a column of zeros.
-MIN_SCALE = 1e-150
+# Fit data: rows with a value beyond MAX_ABS are dropped and values below MIN_SCALE set to 0
+# (dpstats.formula.nonfinite); `newdata` for score() is checked by _check_values instead.
 _NO_ROWS = ("no rows of `{arg}` are left after dropping rows with a missing value in the "
             "response or a variable the formula uses; fill or drop the missing values first")
 
 
-def _check_frame(data: object, arg: str) -> pd.DataFrame:
-    """``data`` as a non-empty pandas DataFrame; a dict of equal-length columns is converted.
+def _check_frame(data: object, arg: str, *, rows: bool = True) -> pd.DataFrame:
+    """``data`` as a pandas DataFrame with columns (and rows, unless ``rows`` is False); a dict
+    of equal-length columns is converted.
 
     Other frame types (polars, dask, pyarrow, numpy arrays) are refused with the call that
-    converts them, so that nothing is silently materialised.
+    converts them, so that nothing is silently materialised. The data of a fit passes
+    ``rows=False``: its row count is private, so a frame with no rows is fitted (and withheld
+    or noisy) like any other; ``newdata`` must have rows.
     """
     if isinstance(data, Mapping) and not isinstance(data, pd.DataFrame):
         try:
@@ -60,9 +62,11 @@ def _check_frame(data: object, arg: str) -> pd.DataFrame:
         raise DataError(f"`{arg}` must be a pandas DataFrame, got {type(data).__name__}; pass "
                         "a pandas DataFrame, e.g. pd.DataFrame(...)" + (
                             f"; convert a {lib} frame with {arg}.{how[lib]}" if lib in how else ""))
-    if data.shape[0] == 0 or data.shape[1] == 0:
-        raise DataError(f"`{arg}` is empty ({data.shape[0]} rows, {data.shape[1]} columns); "
-                        "pass a DataFrame with at least one row and the columns the formula uses")
+    if data.shape[1] == 0:   # the message must not quote the row count: it is private
+        raise DataError(f"`{arg}` is empty (no columns); pass a DataFrame with the columns the "
+                        "formula uses")
+    if rows and data.shape[0] == 0:
+        raise DataError(f"`{arg}` is empty (no rows); pass a DataFrame with at least one row")
     return data
 
 
@@ -117,7 +121,9 @@ def _check_feature_dtypes(data: pd.DataFrame, cols: list[str], arg: str) -> None
 
 def _check_values(mat: np.ndarray, names: list[str], arg: str) -> None:
     """Refuse infinite values and magnitudes float64 arithmetic cannot square (see
-    :data:`MAX_ABS`, :data:`MIN_SCALE`), naming the columns, never a value."""
+    :data:`MAX_ABS`, :data:`MIN_SCALE`) in ``newdata`` for ``score``, naming the columns, never
+    a value. The data of a fit is never refused for its values: see
+    :mod:`dpstats.formula.nonfinite`."""
     if mat.size == 0:
         return
     hi, lo = mat.max(axis=0), mat.min(axis=0)   # no copy of mat, unlike np.abs(mat)

@@ -3,7 +3,9 @@
 Nothing is learned from the data for free: transforms that read statistics from the rows
 (``center``, ``scale``, ``poly``, splines, ``np.mean``, ...) are refused, and category levels
 read from the data trigger one :class:`~dpstats.errors.PrivacyLeakWarning`. Rows with missing
-values are dropped and their number is never stored. Error messages name columns, never values.
+values are dropped and their number is never stored, and so are rows with values no method can
+compute with (:mod:`dpstats.formula.nonfinite`). Error messages name columns, never values, and
+no error depends on the data's values or row count.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .levels import (
     _materialize,
     _plain_strings,
 )
-from .nonfinite import drop_nonfinite, infinite_inputs
+from .nonfinite import infinite_inputs, usable_rows
 from .numeric import NumericSpec, complete_rows, fast_dot_spec
 from .parse import _columns_of, _expand_dot, _factors, _parse, _split_formula
 
@@ -78,7 +80,8 @@ def _response(lhs_mm, label: str, arg: str) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- public API
 def check_data(data: object, arg: str = "data") -> pd.DataFrame:
-    """``data`` as a non-empty pandas DataFrame with unique string column names.
+    """``data`` as a pandas DataFrame with columns (unique strings); it may have no rows (the
+    row count of a fit's data is private, so it decides nothing here).
 
     A dict of equal-length columns is converted with ``pd.DataFrame(data)``; other types
     (numpy arrays, polars or dask frames, ...) raise a :class:`~dpstats.errors.DataError` that
@@ -87,7 +90,7 @@ def check_data(data: object, arg: str = "data") -> pd.DataFrame:
     >>> check_data({"y": [1.0, 2.0], "x": [0, 1]}).shape
     (2, 2)
     """
-    data = _check_frame(data, arg)
+    data = _check_frame(data, arg, rows=False)
     _check_names(data, arg)
     return data
 
@@ -106,9 +109,12 @@ def build_design(formula: str, data: pd.DataFrame, *, warn_levels: bool = True) 
         sorts are refused).
     data : pandas.DataFrame
         Rows with a missing value in any variable used are dropped (the count is not stored),
-        and so, silently, are rows whose transformed values are not finite (``np.log(0)``,
-        ``np.sqrt(-1)``, ``I(1 / x)`` at 0); numpy's warnings are never shown. Infinite values
-        in the data itself are refused.
+        and so, silently, are rows with an infinite value in a variable used, rows whose
+        transformed values are not finite (``np.log(0)``, ``np.sqrt(-1)``, ``I(1 / x)`` at 0)
+        and rows with a design or response value beyond 1e150 in magnitude; values below
+        1e-150 in magnitude are set to 0 (:mod:`dpstats.formula.nonfinite`). numpy's warnings
+        are never shown. No value, and no row count (none left is a design with 0 rows),
+        raises an error.
     warn_levels : bool, default True
         Warn when category levels are read from the data. The pipeline passes False: it
         discovers such levels privately (:mod:`dpstats.pipeline.levels`) and builds the design
@@ -140,9 +146,7 @@ def build_design(formula: str, data: pd.DataFrame, *, warn_levels: bool = True) 
         return _fast_design(formula, lhs.strip(), fast, data)
     parsed, expanded, label, used = _parse_sides(lhs, rhs, data)
     frame = _complete_rows(data, used, parsed)
-    dropped: set[int] = set()      # filled by formulaic: rows a transform made NaN
-    mm = _materialize(lambda: parsed.get_model_matrix(frame, output="numpy", na_action="drop",
-                                                      drop_rows=dropped),
+    mm = _materialize(lambda: parsed.get_model_matrix(frame, output="numpy", na_action="drop"),
                       lambda res: res.rhs.model_spec, frame, predict=False)
     spec = mm.rhs.model_spec
     cols = [str(c) for c in spec.column_names]
@@ -150,12 +154,8 @@ def build_design(formula: str, data: pd.DataFrame, *, warn_levels: bool = True) 
         raise FormulaError(f"`formula` {formula!r} has no terms left on the right of '~'; add "
                            "at least one column or keep the intercept")
     X, y = _as_float(mm.rhs), _response(mm.lhs, label, "data")
-    X, y = drop_nonfinite(X, y, infinite_inputs(frame), dropped)
-    if X.shape[0] == 0:
-        raise DataError(_NO_ROWS.format(arg="data"))
+    X, y = usable_rows(X, y)
     from_data = _levels_from_data(spec, frame)
-    _check_values(y[:, None], [label], "data")
-    _check_values(X, _term_names(spec, cols) if from_data else cols, "data")
     if from_data and warn_levels:
         _warn_levels(from_data)
     return Design(X=X, y=y, columns=cols, label=label, formula=formula, expanded=expanded,
@@ -194,13 +194,15 @@ def _parse_sides(lhs: str, rhs: str, data: pd.DataFrame):
 
 
 def _complete_rows(data: pd.DataFrame, used: list, parsed) -> pd.DataFrame:
-    """The ``used`` columns of the rows with no missing value, ready for formulaic."""
+    """The ``used`` columns of the rows with no missing value (NaN, None or an infinite float),
+    ready for formulaic; possibly none."""
     frame = _plain_strings(data[used])
     complete = frame.notna().all(axis=1).to_numpy()
-    if not complete.any():
-        raise DataError(_NO_ROWS.format(arg="data"))
     if not complete.all():  # faster than formulaic's per-factor drop; it still drops NaN
         frame = frame[complete].reset_index(drop=True)  # that transforms produce (log(-1))
+    infinite = infinite_inputs(frame)
+    if infinite.any():
+        frame = frame[~infinite].reset_index(drop=True)
     return _float_ints(frame, _factors(parsed.lhs) + _factors(parsed.rhs))
 
 
@@ -219,13 +221,6 @@ def _warn_levels(from_data: tuple) -> None:
         "C(col, levels=[...]) in the formula"), stacklevel=3)
 
 
-def _term_names(spec, cols: list[str]) -> list[str]:
-    """The term of each design column (``x:g`` for ``x:g[T.b]``): error messages name these
-    instead of columns whose names hold levels read from the data."""
-    term = {c: str(st.term) for st in spec.structure for c in st.columns}
-    return [term.get(c, c) for c in cols]
-
-
 #: Frames with more columns than this (and at most _CONSOLIDATE_MAX_ENTRIES values) are copied
 #: into consolidated blocks before the fast ``y ~ .`` design is built.
 _WIDE_COLUMNS = 256
@@ -240,14 +235,11 @@ def _fast_design(formula: str, label: str, spec: NumericSpec, data: pd.DataFrame
         # copy that consolidates them takes 0.1 s and the design 0.6 s -> 0.01 s after it
         data = data.copy()
     complete = complete_rows(data, [label, *spec.names])
-    if not complete.any():
-        raise DataError(_NO_ROWS.format(arg="data"))
     keep = None if complete.all() else complete
     X = spec.matrix(data, keep)
     y = data[label].to_numpy(dtype=np.float64)
     y = y[keep] if keep is not None else y.copy()
-    _check_values(y[:, None], [label], "data")
-    _check_values(X, spec.column_names, "data")
+    X, y = usable_rows(X, y)          # the columns are the inputs: infinities are dropped here
     rhs = _expand_dot(".", spec.names) + ("" if spec.intercept else " - 1")
     return Design(X=X, y=y, columns=list(spec.column_names), label=label, formula=formula,
                   expanded=f"{label} ~ {rhs}", has_intercept=spec.intercept, spec=spec,

@@ -136,8 +136,8 @@ def private_centre_value(values, eps: float, rng: np.random.Generator,
     """
     eps = check_eps(eps)
     v = np.asarray(values, dtype=np.float64).ravel()
-    if v.size == 0 or not np.isfinite(v).all():
-        raise ValidationError("values must be non-empty and finite; drop missing rows first")
+    if not np.isfinite(v).all():      # no values is fine: every grid point scores 0
+        raise ValidationError("values must be finite; drop missing rows first")
     if grid is None and v.size >= _REPRESENT_MIN_ROWS:
         g = centre_grid()
         u, cnt = _cell_representatives(v)

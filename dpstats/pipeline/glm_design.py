@@ -1,43 +1,69 @@
 """The design side of :func:`dpstats.dp_glm`: a 0/1 response, and public ranges of indicator
 columns.
 
-Both read only public facts (declared levels, dtypes, the contrast coding) or check the data
-without releasing anything; nothing here is charged.
+Both read only public facts (declared levels, dtypes, the contrast coding) or act on each row
+alone (a row whose response is not 0 or 1 is dropped like a missing row); nothing here is
+charged, and nothing here raises an error that depends on the data's values.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..formula.design import build_design, check_data
+from ..formula.design import check_data
 from ..formula.parse import _split_formula
 from ..results.glm import code_binary_label
 
-__all__ = ["binary_design", "binary_response", "check_binary", "indicator_bounds"]
+__all__ = ["binary_response", "binary_rows", "numeric_label_note",
+           "indicator_bounds"]
 
 _CODE_IT = ("code it 0/1 first, e.g. data[{l!r}] = (data[{l!r}] == <the level meaning 1>)"
             ".astype(int), declare it as pd.Categorical with its two levels (the second is "
             "coded 1), or write the formula as 'I({l} == ...) ~ ...'")
 
 
-def binary_design(formula: str, data: pd.DataFrame):
-    """The design of ``formula`` with a 0/1 response, and the declared levels of a two-level
-    categorical response (None otherwise). Raises :class:`~dpstats.errors.DataError` when the
-    response is not 0/1."""
-    data, levels = binary_response(formula, check_data(data))
-    design = build_design(formula, data)
-    check_binary(design)
-    return design, levels
+def binary_rows(design):
+    """``design`` without the rows whose response is not 0 or 1: they are missing rows for
+    ``family="binomial"``, dropped silently like rows with a missing value (a refusal would
+    tell whether one row holds such a value). A bool or two-level categorical response is
+    always 0/1; for a numeric one, :func:`numeric_label_note` tells the user the rule.
+
+    >>> from dpstats.formula.design import build_design
+    >>> d = build_design("y ~ x", pd.DataFrame({"y": [0, 1, 2, 1], "x": [1.0, 2.0, 3.0, 4.0]}))
+    >>> binary_rows(d).y.tolist()
+    [0.0, 1.0, 1.0]
+    """
+    keep = (design.y == 0.0) | (design.y == 1.0)
+    if keep.all():
+        return design
+    return replace(design, X=np.ascontiguousarray(design.X[keep]),
+                   y=np.ascontiguousarray(design.y[keep]))
 
 
-def check_binary(design) -> None:
-    """Refuse a design whose response is not 0/1 (DataError)."""
-    if not np.isin(design.y, (0.0, 1.0)).all():
-        raise DataError(f"the response {design.label!r} must be coded 0/1 for "
-                        "family='binomial' (it has other values); " + _CODE_IT.format(
-                            l=design.label))
+def numeric_label_note(formula: str, data) -> str | None:
+    """The note of a fit whose response is a numeric (not bool) column: rows where it is not 0
+    or 1 are dropped. Reads the formula and the column's dtype only (public).
+
+    >>> numeric_label_note("y ~ x", pd.DataFrame({"y": [0, 1], "x": [1.0, 2.0]}))[:27]
+    "Response 'y' is numeric: ro"
+    >>> numeric_label_note("y ~ x", pd.DataFrame({"y": [False, True], "x": [1.0, 2.0]})) is None
+    True
+    """
+    data = check_data(data)
+    label = _split_formula(formula)[0].strip().strip("`")
+    if label not in data.columns:
+        return None
+    dtype = data[label].dtype
+    if pd.api.types.is_bool_dtype(dtype) or str(dtype) == "boolean" \
+            or not pd.api.types.is_numeric_dtype(dtype):
+        return None
+    return (f"Response {label!r} is numeric: rows where it is not 0 or 1 are dropped like "
+            "missing rows (family='binomial'); code it as bool or a two-level pd.Categorical "
+            "to make the coding explicit.")
 
 
 def binary_response(formula: str, data: pd.DataFrame) -> tuple[pd.DataFrame, tuple | None]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from ..errors import DataError, NotPrivateWarning, ValidationError
+from ..errors import NotPrivateWarning, ValidationError
 from ..formula.design import Design, build_design, check_data
 from ..formula.discovery import (
     LevelCoding,
@@ -37,7 +37,7 @@ from ..formula.discovery import (
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.levels import private_levels, stability_threshold
 from .budget import levels_budget
-from .glm_design import binary_response, check_binary
+from .glm_design import binary_response, binary_rows
 
 __all__ = ["FirstDesign", "first_design", "discover_levels", "levels_note"]
 
@@ -79,7 +79,7 @@ def first_design(request) -> FirstDesign:
     built = with_placeholders(data, text)
     design = build_design(request.formula, built, warn_levels=ols)
     if request.kind == "glm":
-        check_binary(design)
+        design = binary_rows(design)
     if ols or not (text or design.levels_from_data):
         return FirstDesign(design, resp, data)
     if request.levels == "data":
@@ -119,15 +119,9 @@ def discover_levels(request, first: FirstDesign, ledger: Ledger) -> Design:
     released = private_levels(first.histograms, eps, delta, request.rng, ledger, names=cols)
     codings = tuple(LevelCoding(c, r.levels, pooled_name(r.levels) if r.pooled else None)
                     for c, r in zip(cols, released, strict=True))
-    try:
-        design = build_design(request.formula, apply_coding(first.data, codings))
-    except DataError as err:
-        if "no rows" not in str(err):
-            raise
-        raise DataError(f"no rows are left after the private levels stage: rows whose level of "
-                        f"{list(cols)} was not released are dropped when they are too few to "
-                        "pool; declare the levels, or use a larger eps or split['levels'] (the "
-                        "levels stage's budget is spent)") from None
+    design = build_design(request.formula, apply_coding(first.data, codings))
+    if request.kind == "glm":
+        design = binary_rows(design)     # rows whose label is not 0/1 are missing rows
     return replace(design, recode=codings)
 
 

@@ -7,6 +7,10 @@ before the first charge, except the column checks of a fit with a levels stage, 
 released levels (the design's columns) and so come after it. The fit's RNG is drawn from in
 stage order (levels, private n, selection, regression). Orchestration only: mechanisms add the
 noise.
+
+No check here reads the number of rows or a data value: a design with fewer rows than columns
+(or none at all) goes through the mechanisms like any other and comes out withheld or noisy.
+Only the non-private ``method="ols"`` refuses it (:func:`check_rows`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from ..formula.design import Design
 from ..selection import Selection
 from .budget import BudgetPlan, levels_budget, open_ledger, plan_budget
 from .estimate import estimate_kept
+from .glm_design import numeric_label_note
 from .levels import discover_levels, first_design, levels_note
 from .request import FitRequest
 from .select import candidate_columns, check_bounds_for, resolve_selector, selection_stage
@@ -81,7 +86,8 @@ def run(request: FitRequest) -> Outcome:
 
 
 def check_rows(n: int, p: int, p_fit: int) -> None:
-    """The regression needs at least as many complete rows as the columns it fits."""
+    """Least squares needs at least as many complete rows as the columns it fits (the
+    non-private ``method="ols"`` only: this refusal reads the row count exactly)."""
     if n < p_fit:
         what = (f"the design has more columns ({p})" if p_fit == p else
                 f"the regression after selection fits more columns ({p_fit})")
@@ -91,14 +97,15 @@ def check_rows(n: int, p: int, p_fit: int) -> None:
 
 def _design_notes(request: FitRequest, design: Design, levels: tuple | None) -> list[str]:
     """Notes about the design: category levels read from the data (dp_lm), the coding of a
-    two-level response (dp_glm)."""
+    two-level or numeric response (dp_glm)."""
     if request.kind == "lm" and design.levels_from_data:
         return ["Category levels of " + ", ".join(design.levels_from_data) + " were read "
                 "from the data (not private); declare them to avoid this."]
     if levels is not None:
         return [f"Response {design.label!r} coded 0 = {levels[0]!r}, 1 = {levels[1]!r} "
                 "(declared level order)."]
-    return []
+    note = numeric_label_note(request.formula, request.data) if request.kind == "glm" else None
+    return [note] if note else []
 
 
 def _check_columns(request: FitRequest, design: Design, candidates: list[int],
@@ -117,9 +124,6 @@ def _check_columns(request: FitRequest, design: Design, candidates: list[int],
         return request.selector
     check_bounds_for(request.bounds, design.columns, candidates)
     selector, skip_note = resolve_selector(request.selector, len(candidates), k)
-    n, p = design.X.shape
-    # the regression sees the non-candidate columns plus the k selected ones
-    check_rows(n, p, p - len(candidates) + k if selector else p)
     if skip_note:
         notes.append(skip_note)
     return selector

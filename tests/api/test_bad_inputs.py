@@ -13,6 +13,10 @@ message that names the argument or the fix. For every case the test checks that
     category level "secret_987654") and none of them may appear in ``str(exc)``.
 
 Cases that give a documented result instead of an error live in test_bad_inputs_results.py.
+Inputs whose refusal read data values (infinite or huge values, values below 1e-150, a binomial
+label that is not 0/1, too few or no complete rows) are no longer refused: they are handled by
+rules that act on each row alone, and test_bad_inputs_silent.py checks that D and D plus such a
+row give the same fit, or fits that differ only through the mechanisms' noise (issue 14).
 """
 
 from __future__ import annotations
@@ -71,12 +75,6 @@ def with_col(df: pd.DataFrame, **cols) -> pd.DataFrame:
     return out
 
 
-def at_row(df: pd.DataFrame, col: str, row: int, value: float) -> pd.DataFrame:
-    out = df.copy()
-    out.loc[row, col] = value
-    return out
-
-
 def fake_frame(module: str):
     """An object of a class named DataFrame from another library (polars, dask) -- neither is
     installed here, and dpstats must refuse the type by name, not by importing the library."""
@@ -86,8 +84,6 @@ def fake_frame(module: str):
 
 
 DF, BIN = frame(), binary()
-HUGE = frame().drop(columns="g") * 1e300
-TINY = frame().drop(columns="g") * 1e-300
 
 
 def lm(data=DF, formula="y ~ x1 + x2 + x3", **kw):
@@ -216,28 +212,14 @@ CASES = [
     ("pyarrow table", sel(data=fake_frame("pyarrow.lib")), DataError, "data.to_pandas()"),
     ("ragged dict", lm(data={"y": [1.0, 2.0], "x1": [PLANT]}), DataError, "equal-length"),
     ("dict of scalars", lm(data={"y": PLANT, "x1": 2.0}), DataError, "equal-length"),
-    ("empty frame", lm(data=pd.DataFrame()), DataError, "is empty (0 rows, 0 columns)"),
-    ("no rows", glm(data=BIN.iloc[:0]), DataError, "is empty (0 rows"),
+    ("empty frame", lm(data=pd.DataFrame()), DataError, "is empty (no columns)"),
+    ("no columns, some rows", lm(data=DF[[]]), DataError, "is empty (no columns)"),
     ("no columns", sel(data=DF[[]]), DataError, "is empty"),
     ("duplicate names", lm(data=DF.rename(columns={"x2": "x1"})), DataError, "unique strings"),
     ("integer names", lm(data=DF.set_axis(range(5), axis=1)), DataError, "unique strings"),
     ("MultiIndex names", glm(data=BIN.set_axis(pd.MultiIndex.from_product([list("abcde"), ["u"]]),
                                                axis=1)), DataError, "unique strings"),
     # --- data values and types ---------------------------------------------------------------
-    ("all rows missing", lm(data=with_col(DF, x1=np.nan)), DataError, "no rows of `data`"),
-    ("label all missing", glm(data=with_col(BIN, y=np.nan)), DataError, "no rows of `data`"),
-    ("inf in feature", lm(data=at_row(DF, "x1", 3, math.inf)), DataError,
-     "columns ['x1'] of `data` contain infinite values"),
-    ("-inf in label", lm(data=at_row(DF, "y", 4, -math.inf)), DataError, "['y']"),
-    ("-inf in glm feature", glm(data=at_row(BIN, "x2", 4, -math.inf)), DataError, "['x2']"),
-    # infinities a transform produces are missing rows (dropped silently); here every row is
-    ("inf from transform", lm(formula="y ~ I(x1 / 0)"), DataError, "no rows of `data`"),
-    ("huge 1e300", lm(data=HUGE), DataError, "rescale them by a public constant"),
-    ("huge 1e300 select", sel(data=HUGE), DataError, "beyond 1e+150"),
-    ("huge via transform", lm(formula="y ~ I(x1 * 1e200)"), DataError, "rescale"),
-    ("tiny 1e-300", lm(data=TINY), DataError, "rescale them by a public constant"),
-    ("tiny feature glm", glm(data=with_col(BIN, x3=lambda d: d.x3 * 1e-300)), DataError,
-     "['x3']"),
     ("datetime feature", lm(data=with_col(DF, x1=pd.Timestamp("2020-01-01"))), DataError,
      "dates or times"),
     ("timedelta feature", glm(data=with_col(BIN, x1=pd.Timedelta("1D"))), DataError,
@@ -256,9 +238,6 @@ CASES = [
     ("categorical label", lm(data=with_col(DF, y=DF.g)), DataError, "numeric label"),
     ("list column", lm(data=with_col(DF, x1=[[PLANT]] * len(DF))), DataError,
      "could not evaluate"),
-    ("one row", lm(data=DF.iloc[:1]), DataError, "more columns"),
-    ("fewer rows than columns", glm(data=BIN.iloc[:3]), DataError, "more columns (4)"),
-    ("glm label 0/2", glm(data=with_col(BIN, y=lambda d: 2 * d.y)), DataError, "coded 0/1"),
     ("glm text label", glm(data=with_col(BIN, y="secret_987654")), DataError, "holds text"),
     ("glm 3-level label", glm(data=with_col(BIN, y=pd.Categorical(
         ["secret_987654"] * len(BIN), categories=["secret_987654", "n", "u"]))), DataError,
@@ -290,13 +269,15 @@ def test_catalogue_is_large_and_ids_are_unique():
 
 
 # --- every method and selector runs the same validation before spending ----------------------
+# (schema refusals only: infinite or huge values and too few rows are no longer refused, see
+# test_bad_inputs_silent.py)
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("select", SELECTS, ids=str)
 @pytest.mark.parametrize("data, words", [
-    (at_row(DF, "x3", 2, math.inf), "infinite"),
-    (HUGE, "rescale"),
-    (DF.iloc[:2], "more columns"),
-], ids=["inf", "huge", "two rows"])
+    (with_col(DF, x3=pd.Timestamp("2020-01-01")), "dates or times"),
+    (with_col(DF, x2=lambda d: d.x2 + 1j), "complex"),
+    (with_col(DF, y="secret_987654"), "numeric label"),
+], ids=["datetime", "complex", "text label"])
 def test_every_method_and_selector_validates_first(method, select, data, words):
     budget = dp.Budget(100.0, 1e-2)
     with pytest.raises(DataError, match=words) as info:
@@ -310,18 +291,18 @@ def test_every_method_and_selector_validates_first(method, select, data, words):
 @pytest.mark.parametrize("select", SELECTS, ids=str)
 def test_every_glm_method_and_selector_validates_first(method, select):
     budget = dp.Budget(100.0, 1e-2)
-    with pytest.raises(DataError, match="infinite"):
-        dp.dp_glm("y ~ x1 + x2 + x3", at_row(BIN, "x1", 0, math.inf), eps=1.0, method=method,
-                  select=select, k=2, budget=budget)
+    with pytest.raises(DataError, match="dates or times"):
+        dp.dp_glm("y ~ x1 + x2 + x3", with_col(BIN, x1=pd.Timedelta("1D")), eps=1.0,
+                  method=method, select=select, k=2, budget=budget)
     assert budget.spent == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("method", ["kendall", "sublasso", "sis", "auto"])
 def test_every_selector_of_select_validates_first(method):
     budget = dp.Budget(100.0, 1e-2)
-    with pytest.raises(DataError, match="infinite"):
-        dp.select("y ~ .", at_row(DF.drop(columns="g"), "y", 0, math.inf), eps=1.0, k=2,
-                  method=method, budget=budget)
+    with pytest.raises(DataError, match="complex"):
+        dp.select("y ~ .", with_col(DF.drop(columns="g"), x1=lambda d: d.x1 + 1j), eps=1.0,
+                  k=2, method=method, budget=budget)
     assert budget.spent == (0.0, 0.0)
 
 

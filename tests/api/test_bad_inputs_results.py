@@ -13,8 +13,8 @@ Documented outcomes checked here:
 * integer columns are evaluated as float64, so formula arithmetic cannot wrap around;
 * a dict of equal-length columns is accepted wherever a DataFrame is (converted by pandas);
 * scale: the Tukey method is scale-free (1e100-scaled data fit fine); methods with private
-  bounds note (and warn) when the bounds reach an end of their grid; beyond 1e150 every entry
-  point refuses the data with a DataError naming the columns (test_bad_inputs.py);
+  bounds note (and warn) when the bounds reach an end of their grid; a value beyond 1e150
+  makes its row missing and one below 1e-150 becomes 0 (test_bad_inputs_silent.py);
 * a tiny eps gives an ordinary (usually unreleased) result, never a crash;
 * ``predict`` gives NaN for rows with missing inputs and non-finite values for infinite ones;
   ``score`` on a constant label is NaN (R^2 is undefined).

@@ -86,13 +86,17 @@ def test_centre_value_ledger_and_errors_charge_nothing():
     assert c.mechanism == "exponential" and c.eps == 0.4 and c.delta == 0.0 and c.stage == "s"
     assert c.detail.startswith("centre of z (1-D Tukey depth)")
     assert c.detail.endswith("sensitivity 1, monotone")
-    for values, eps, exc in (([], 1.0, ValidationError), ([1.0, np.nan], 1.0, ValidationError),
+    for values, eps, exc in (([1.0, np.nan], 1.0, ValidationError),
                              ([1.0, 2.0], 0.0, PrivacyParameterError),
                              ([1.0, 2.0], -1.0, PrivacyParameterError)):
         led = Ledger()
         with pytest.raises(exc):
             private_centre_value(values, eps, np.random.default_rng(0), led)
         assert len(led) == 0
+    # no values (a fit whose rows were all dropped) is not an error: every point scores 0
+    led = Ledger()
+    c = private_centre_value([], 1.0, np.random.default_rng(0), led)
+    assert np.isfinite(c) and c in set(centre_grid()) and len(led) == 1
 
 
 def test_private_centre_splits_eps_over_non_intercept_columns():

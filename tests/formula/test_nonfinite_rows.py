@@ -1,12 +1,13 @@
 """No warning, error or message depends on whether a transform is valid on a row (issue 14,
-leak 3).
+leak 3), or on whether a row holds an infinite or huge value (leak 7).
 
 ``dp_lm("y ~ np.log(x)")`` used to be silent on D and to emit ``RuntimeWarning: invalid value
 encountered in log`` on D plus one row with x = -1; an infinity a transform produced was refused
 ("infinite values"). Now numpy's warnings are silenced and never re-emitted, and rows a
 transform makes non-finite are dropped like rows with a missing input, so D and D plus such a
-row give the same warnings (none), no error and the same fit. The broken variants at the end
-put the old behaviour back and show that the comparison catches it.
+row give the same warnings (none), no error and the same fit. Infinite values in the data
+itself and design values beyond 1e150 are missing rows too (they were refused). The broken
+variants at the end put the old behaviour back and show that the comparison catches it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ ROWS = [  # formula, the added row (x, y), what the transform does on it
     ("y ~ I(x ** 2)", (1e200, 0.3)),           # overflow to inf
     ("np.log(y) ~ x", (2.0, -1.0)),            # NaN in the response
     ("np.log(y) ~ np.log(x)", (2.0, 0.0)),     # -inf in the response
+    ("y ~ x", (np.inf, 0.3)),                  # inf in the data itself
+    ("y ~ I(x > 3)", (np.inf, 0.3)),           # ... even where the transform is finite
+    ("y ~ x", (2.0, -np.inf)),                 # -inf label in the data itself
+    ("y ~ x", (1e200, 0.3)),                   # beyond 1e150
+    ("y ~ np.exp(x)", (400.0, 0.3)),           # a transform beyond 1e150
 ]
 IDS = [f"{f} at {row}" for f, row in ROWS]
 
@@ -84,11 +90,19 @@ def test_numpy_error_state_is_restored(data):
     assert np.geterr() == before
 
 
-def test_infinite_values_in_the_data_itself_are_still_refused(data):
+def test_infinite_values_in_the_data_itself_are_missing_rows(data):
     bad = _plus(data, (np.inf, 0.3))
-    for formula in ("y ~ x", "y ~ np.log(x)", "y ~ I(x * 2) + I(x > 3)"):
-        with pytest.raises(DataError, match="infinite"):
-            build_design(formula, bad)
+    for formula in ("y ~ x", "y ~ np.log(x)", "y ~ I(x * 2) + I(x > 3)", "y ~ ."):
+        base, plus = build_design(formula, data), build_design(formula, bad)
+        np.testing.assert_array_equal(base.X, plus.X)
+        np.testing.assert_array_equal(base.y, plus.y)
+
+
+def test_values_below_1e_150_are_set_to_zero(data):
+    tiny = build_design("y ~ x", _plus(data, (1e-300, -2e-200)))
+    zero = build_design("y ~ x", _plus(data, (0.0, 0.0)))
+    np.testing.assert_array_equal(tiny.X, zero.X)
+    np.testing.assert_array_equal(tiny.y, zero.y)
 
 
 def test_predict_gives_nan_where_the_transform_is_invalid(data):
@@ -125,8 +139,22 @@ def test_re_emitting_numpy_warnings_is_caught(data, monkeypatch):
         _assert_neighbours_look_alike("y ~ np.log(x)", data, (-1.0, 0.3))
 
 
+def _old_check(X, y):
+    """The pre-fix rule: refuse a design with an infinite value."""
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise DataError("contain infinite values")
+    return X, y
+
+
 def test_refusing_transform_infinities_is_caught(data, monkeypatch):
-    monkeypatch.setattr(design_module, "drop_nonfinite", lambda X, y, *args: (X, y))
+    monkeypatch.setattr(design_module, "usable_rows", _old_check)
     assert _outcome("y ~ np.log(x)", _plus(data, (0.0, 0.3)))[0] is DataError
     with pytest.raises(AssertionError):
         _assert_neighbours_look_alike("y ~ np.log(x)", data, (0.0, 0.3))
+
+
+def test_refusing_infinite_inputs_is_caught(data, monkeypatch):
+    monkeypatch.setattr(design_module, "usable_rows", _old_check)
+    monkeypatch.setattr(design_module, "infinite_inputs", lambda f: np.zeros(len(f), bool))
+    with pytest.raises(AssertionError):
+        _assert_neighbours_look_alike("y ~ x", data, (np.inf, 0.3))
