@@ -11,6 +11,14 @@ import os
 
 import auditor
 
+#: Printed above the table: what its verdicts mean.
+LEGEND = (
+    'Legend: "ok" rows are the real mechanisms (variant "real"): no evidence against the claimed',
+    '  eps. "VIOLATION" rows are the deliberately broken variants (less noise, a wrong',
+    '  sensitivity, ...) being caught: the audit must flag them. A test fails if a real',
+    '  mechanism shows a VIOLATION or a broken variant passes as "ok".',
+)
+
 
 def pytest_terminal_summary(terminalreporter):
     rows = auditor.RESULTS
@@ -18,6 +26,8 @@ def pytest_terminal_summary(terminalreporter):
         return
     tr = terminalreporter
     tr.section(f"privacy audits ({'full' if auditor.FULL else 'CI'} mode)")
+    for line in LEGEND:
+        tr.write_line(line)
     tr.write_line(f"{'mechanism':<36} {'variant':<40} {'eps':>5} {'delta':>6} "
                   f"{'eps_lb':>7}  {'verdict':<9}  seed")
     for r in rows:
