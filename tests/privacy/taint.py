@@ -17,10 +17,9 @@ therefore realistic (they are what the real mechanisms released on ``D``), yet i
 the data each run passes in. Replaying on ``D`` must reproduce the real run on ``D`` exactly
 (``fidelity``), which shows the stubs change nothing but the data flow.
 
-* Releases (:data:`RELEASES`) return the taped value. The one exception is the restricted
-  Tukey mechanism, which returns ``(point, depth)``: only the point is paid for, so its stub
-  returns the taped point and the depth *of that point in the models it was given*, which is
-  what the real mechanism's depth is (the point lies in the region of exactly that depth).
+* Releases (:data:`RELEASES`) return the taped value. (Were the restricted Tukey mechanism to
+  return ``(point, depth)`` again, its stub would return the taped point and the depth *of
+  that point in the models it was given*, so a released depth shows up as a difference.)
 * Data-independent draws (:data:`DRAWS`: group labels, row orders, jitter) replay the taped
   draw; rows beyond the recording (``D'`` has one more) get fixed values.
 * :data:`NO_DATA` take a generator but no data and run for real; :data:`INTERNAL_MODULES`
@@ -88,6 +87,7 @@ RELEASES: dict[str, tuple[str, ...]] = {
     f"{MECH}.tukey_em.restricted_tukey_em": ("S",),
     f"{MECH}.tukey_em.sample_point_with_depth": ("S", "i"),
     f"{MECH}.gdp.GaussianGDP.release": ("value",),
+    f"{MECH}.levels.private_levels": ("histograms",),
 }
 #: Data arguments whose *shape* is public (the number of columns, candidates or models, not of
 #: rows): a replay with another shape than the recording is a difference in itself.

@@ -10,8 +10,8 @@ warnings, the exception message, the command line's stdout and stderr, and
 
 A number is searched as ``repr`` and with 6 and 7 significant digits (a summary rounding the
 planted value would show it that way); the values are chosen so that none of these strings can
-come from a released coefficient or a grid value. The text level is released today (levels
-read from the data, issue 14 leak 2): those cases are ``xfail(strict=True)``. A broken variant
+come from a released coefficient or a grid value. The text level, held by one row, must not pass
+the private levels stage (issue 14 leak 2), so it appears nowhere either. A broken variant
 that copies one row's label into the notes shows that the search finds a canary.
 """
 
@@ -178,26 +178,18 @@ def test_cli(tmp_path, argv):
     assert_no_canary(cli(tmp_path, data, *argv))
 
 
-# --------------------------------------------------- the text level: leak 2 (being fixed)
-LEAK2 = pytest.mark.xfail(raises=AssertionError, strict=True,
-                          reason="issue 14 leak 2: category levels read from the data are "
-                                 "released (the design column t[T.CANARY_Zq9])")
-
-
-@LEAK2
+# ------------------------------- the text level: discovered privately (issue 14 leak 2)
 @pytest.mark.parametrize("method", ("tukey", "adassp"))
 def test_text_level_dp_lm(method):
     assert_no_canary(lambda: dp.dp_lm("y ~ .", TEXT, eps=100.0, method=method, select=None,
                                       random_state=SEED), level=True)
 
 
-@LEAK2
 def test_text_level_select():
     assert_no_canary(lambda: dp.select("y ~ .", TEXT, eps=10.0, k=8, random_state=SEED),
                      level=True)
 
 
-@LEAK2
 def test_text_level_cli(tmp_path):
     assert_no_canary(cli(tmp_path, TEXT.drop(columns="g"), "lm", "y ~ .", "--eps", "100",
                          "--method", "fw", "--json"), level=True)

@@ -10,10 +10,12 @@ field, the ledger, the CLI JSON, predictions on a public frame, the pickled resu
 mechanism calls' public arguments; plus the design's row locality. Any difference is a data flow
 no mechanism paid for.
 
-Cases that differ only by a known leak of issue 14 (fixed on other branches) raise
-:class:`taint.KnownLeak` and are marked ``xfail(strict=True, raises=KnownLeak)``: remove the
-mark once the fix is merged. Differences that no known leak explains fail the test
-(``AssertionError``); the findings of this test are marked ``FOUND``.
+The leaks of issue 14 that this test first found (the sampled Tukey depth, levels read from
+the data, numpy warnings of transforms, reducers in formulas, refusals of single rows) are
+fixed, and their cases now pass. A case that differs only by a known, still-open leak would
+raise :class:`taint.KnownLeak` and be marked ``xfail(strict=True, raises=KnownLeak)``; a
+difference that no known leak explains fails the test (``AssertionError``). Findings still open
+are marked ``FOUND`` (dtype inference from one row).
 
 Entry points: ``dp_lm`` (every method x every selector, released and withheld paths, public
 bounds and method options, a shared budget), ``dp_glm`` (fw, dpgd, tukey), ``select`` (every
@@ -42,7 +44,7 @@ from taint import KnownLeak
 
 import dpstats as dp
 from dpstats.formula.design import build_design
-from dpstats.pipeline.glm_design import binary_design
+from dpstats.pipeline.glm_design import binary_response, binary_rows
 
 N = 300
 SEED = 3
@@ -54,6 +56,11 @@ SELECTORS = ("kendall", "sublasso", "sis", "auto", None)
 GLM_METHODS = ("fw", "dpgd", "tukey")
 
 
+def _binary_design(formula: str, data: pd.DataFrame):
+    """The design dp_glm fits: a 0/1-coded response, rows with another label dropped."""
+    return binary_rows(build_design(formula, binary_response(formula, data)[0]))
+
+
 def leak(name: str, why: str):
     """xfail mark of a case that differs only by a known leak (remove once it is fixed)."""
     return pytest.mark.xfail(raises=KnownLeak, strict=True, reason=f"issue 14 {name}: {why}")
@@ -62,18 +69,6 @@ def leak(name: str, why: str):
 def found(why: str):
     """xfail mark of a difference this test found (not a known leak)."""
     return pytest.mark.xfail(raises=AssertionError, strict=True, reason=f"FOUND: {why}")
-
-
-LEAK4 = leak("leak 4", "the sampled Tukey depth is released (result.depth, summary)")
-
-
-def leak4_if(differs: bool) -> list:
-    """Leak 4 for a Tukey case: strict where the CI neighbours move the depth; in full mode
-    (more neighbours) every Tukey case may show it."""
-    if differs:
-        return [LEAK4]
-    return [pytest.mark.xfail(raises=KnownLeak, strict=False, reason=LEAK4.kwargs["reason"])] \
-        if FULL else []
 
 
 # ------------------------------------------------------------------------------------ data
@@ -148,18 +143,13 @@ def glm_check(label, formula="z ~ .", **kwargs):
     def run(d):
         return dp.dp_glm(formula, d, random_state=SEED, **kwargs)
     return taint.taint_check(label, run, GLM, glm_neighbours(GLM),
-                             design_of=lambda d: binary_design(formula, d)[0],
+                             design_of=lambda d: _binary_design(formula, d),
                              newdata=GLM.iloc[:8].drop(columns="z"))
 
 
 # -------------------------------------------------------------------------- dp_lm, released
-#: Selectors with which a CI neighbour changes the depth of the released Tukey point.
-_DEPTH_MOVES = ("kendall", "sublasso", "sis", "auto")
-
-
 @pytest.mark.parametrize(("method", "select"), [
-    pytest.param(m, s, marks=leak4_if(s in _DEPTH_MOVES) if m == "tukey" else [],
-                 id=f"{m}-{s}")
+    pytest.param(m, s, id=f"{m}-{s}")
     for m in METHODS for s in SELECTORS])
 def test_dp_lm(method, select):
     lm_check(f"dp_lm {method} select={select}", eps=EPS_RELEASE, method=method,
@@ -184,7 +174,7 @@ _PUBLIC = {"x": (-4.0, 4.0), "y": (-60.0, 60.0)}
     pytest.param(dict(method="dpgd", epochs=5, clip=2.0, bounds=_PUBLIC), id="dpgd-options"),
     pytest.param(dict(method="tukey", m=20, select=None), id="tukey-m20"),
     pytest.param(dict(method="tukey", centre=None, accounting="paper", lemma="3.6",
-                      select="kendall"), marks=LEAK4, id="tukey-paper-3.6"),
+                      select="kendall"), id="tukey-paper-3.6"),
 ])
 def test_dp_lm_options(kwargs):
     lm_check(f"dp_lm {kwargs}", formula="y ~ x1 + x2 + x3 + x4 + x5 + g",
@@ -204,7 +194,7 @@ def test_dp_lm_with_a_shared_budget():
 
 # ------------------------------------------------------------------------- dp_glm and select
 @pytest.mark.parametrize(("method", "select"), [
-    pytest.param(m, s, marks=leak4_if(s == "kendall") if m == "tukey" else [], id=f"{m}-{s}")
+    pytest.param(m, s, id=f"{m}-{s}")
     for m in GLM_METHODS for s in (SELECTORS if FULL else ("kendall", None))])
 def test_dp_glm(method, select):
     glm_check(f"dp_glm {method} select={select}", eps=EPS_RELEASE, method=method,
@@ -245,8 +235,7 @@ NUMERIC_GLM = GLM.drop(columns="g")
     pytest.param(("lm", "y ~ .", "--eps", "100", "--json"), id="lm-tukey-json"),
     pytest.param(("lm", "y ~ .", "--eps", "100", "--method", "bas", "--select", "kendall"),
                  id="lm-bas-text"),
-    pytest.param(("lm", "y ~ .", "--eps", "100", "--select", "none"), marks=LEAK4,
-                 id="lm-tukey-text"),
+    pytest.param(("lm", "y ~ .", "--eps", "100", "--select", "none"), id="lm-tukey-text"),
     pytest.param(("glm", "z ~ .", "--eps", "100", "--json"), id="glm-fw-json"),
     pytest.param(("glm", "z ~ .", "--eps", "100", "--method", "dpgd", "--json"),
                  id="glm-dpgd-json"),
@@ -270,8 +259,6 @@ _NEW_LEVEL = {"a new text level": pd.concat([TEXT, TEXT.iloc[[0]].assign(t="w")]
                                             ignore_index=True)}
 
 
-@pytest.mark.xfail(raises=KnownLeak, strict=True,
-                   reason="issue 14 leak 2: category levels are read from the data")
 @pytest.mark.parametrize("entry", ["dp_lm", "select"])
 def test_levels_read_from_the_data(entry):
     def run(d):
@@ -279,20 +266,16 @@ def test_levels_read_from_the_data(entry):
             return dp.dp_lm("y ~ .", d, eps=EPS_RELEASE, method="adassp", select=None,
                             random_state=SEED)
         return dp.select("y ~ .", d, eps=10.0, k=3, random_state=SEED)
-    taint.taint_check(f"{entry} with a text column", run, TEXT, _NEW_LEVEL,
-                      design_of=lambda d: build_design("y ~ .", d)).check()
+    # no row-locality check: the design is built from the levels the levels stage released,
+    # not from the data's levels (which is what build_design on raw data would read)
+    taint.taint_check(f"{entry} with a text column", run, TEXT, _NEW_LEVEL).check()
 
 
-@pytest.mark.xfail(raises=KnownLeak, strict=True,
-                   reason="issue 14 leak 2: category levels are read from the data")
 def test_levels_read_from_the_data_cli(tmp_path):
     run = cli_runner(tmp_path, "lm", "y ~ .", "--eps", "100", "--method", "fw", "--json")
     taint.taint_check("CLI with a text column", run, TEXT, _NEW_LEVEL).check()
 
 
-@pytest.mark.xfail(raises=KnownLeak, strict=True,
-                   reason="issue 14: numpy warnings of formula transforms (np.log of a "
-                          "negative value) name a row that is then dropped")
 def test_transform_warnings():
     df = LM.assign(w=np.exp(LM["x1"]))
     lm_check("dp_lm y ~ np.log(w)", formula="y ~ np.log(w) + x2", data=df,
@@ -300,44 +283,34 @@ def test_transform_warnings():
              eps=EPS_RELEASE, method="fw").check()
 
 
-@pytest.mark.xfail(raises=KnownLeak, strict=True,
-                   reason="issue 14: formula expressions that reduce over rows "
-                          "(I(x * 0 + x.shape[0])) make one row change every row")
 def test_reducer_in_the_formula():
     lm_check("dp_lm with a row count in the formula",
              formula="y ~ x1 + I(x2 * 0 + x2.shape[0])", eps=EPS_RELEASE,
              method="adassp").check()
 
 
-# ------------------------------------------------------------------------ findings (FOUND)
+# ------------------------------- one row that used to be refused is a missing row (leak 7)
 @pytest.mark.parametrize("row", [
     pytest.param({"x3": np.inf}, id="inf"),
     pytest.param({"x3": 1e200}, id="1e200"),
 ])
-@found("one row with an infinite value or a magnitude beyond 1e150 turns a fit into a "
-       "DataError naming the column (the validation reads every row, unpaid)")
 def test_one_invalid_row(row):
     lm_check("dp_lm, one invalid row", neighbours={str(row): plus(LM, **row)},
              eps=EPS_RELEASE, method="adassp", select=None).check()
 
 
-@found("one row with w=0 makes np.log(w) infinite: a DataError naming the column (the same "
-       "validation as test_one_invalid_row, reached through a transform)")
 def test_one_row_infinite_after_a_transform():
     df = LM.assign(w=np.exp(LM["x1"]))
     lm_check("dp_lm y ~ np.log(w), one w=0", formula="y ~ np.log(w) + x2", data=df,
              neighbours={"w=0": plus(df, w=0.0)}, eps=EPS_RELEASE, method="fw").check()
 
 
-@found("dp_glm: one row with a label other than 0/1 turns a fit into a DataError")
 def test_one_glm_label_not_0_1():
     taint.taint_check("dp_glm, one label 2", lambda d: dp.dp_glm("z ~ .", d, eps=10.0,
                                                                random_state=SEED),
                       GLM, {"z=2": plus(GLM, z=2.0)}).check()
 
 
-@found("the row-count check (n < p) is not private: one row more turns a DataError into a "
-       "fit")
 def test_rows_fewer_than_columns():
     nine = LM.iloc[:9]                       # 9 design columns, select=None: 8 rows refuse
     lm_check("dp_lm, 9 rows, 9 columns", data=nine,
@@ -482,9 +455,9 @@ def test_broken_a_data_value_in_an_error_message(monkeypatch):
     from dpstats.errors import DataError
     from dpstats.pipeline import run as run_module
 
-    def check_rows(n, p, p_fit):
-        raise DataError(f"{n} rows are too few")
-    monkeypatch.setattr(run_module, "check_rows", check_rows)
+    def check_columns(request, design, candidates, notes):   # a refusal that counts rows
+        raise DataError(f"{design.X.shape[0]} rows are too few")
+    monkeypatch.setattr(run_module, "_check_columns", check_columns)
     _caught(lm_check("broken: the row count in an error", eps=EPS_RELEASE, method="fw"),
             "exception")
 
