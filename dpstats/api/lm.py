@@ -35,16 +35,10 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     formula : str
         R-style formula, e.g. ``"price ~ ."`` or ``"y ~ x1 + C(g, levels=['a', 'b'])"``.
     data : pandas.DataFrame
-        One row per person (the privacy unit). Rows with missing values are dropped, and so
-        are rows with an infinite value or a design or response value beyond 1e150 in
-        magnitude; values below 1e-150 become 0 (:mod:`dpstats.formula.nonfinite`). No
-        error depends on the values or on the number of rows: too few rows (or none) give an
-        ordinary result, usually withheld (only ``method="ols"`` refuses fewer rows than
-        columns).
-    eps : float
-        Total privacy budget of the fit (> 0).
-    delta : float, default 1e-5
-        Total delta, in (0, 1); choose it well below 1/n.
+        One row per person. Missing, infinite or huge (> 1e150) values make a row missing
+        (:mod:`dpstats.formula.nonfinite`); no error depends on values or the row count.
+    eps, delta : float
+        Total budget of the fit: eps > 0; delta in (0, 1), well below 1/n (default 1e-5).
     select : {"auto", "kendall", "sublasso", "sis", None}
         Private feature selection before the regression. ``"auto"`` selects nothing when the
         formula has at most ``k`` terms besides the intercept, else SubLasso or DPKendall from
@@ -68,7 +62,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         privately from part of that stage's budget; a tuple ``(lo, hi)`` or
         ``{"x": ..., "y": ...}`` is taken as public knowledge.
     groups : "auto", "sqrt" or int
-        SubLasso groups: ``n_hat / p`` (003), ``sqrt(n_hat)`` (Kifer's two-stage), or a count.
+        SubLasso groups: ``n_hat / p`` (003), ``sqrt(n_hat)`` (Kifer's two-stage) or a count.
     budget : Budget, optional
         Shared accountant, checked before the data is touched; charges are recorded there.
     random_state : int, Generator or None
