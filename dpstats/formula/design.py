@@ -271,7 +271,7 @@ def design_for_new_data(design: Design, newdata: pd.DataFrame) -> np.ndarray:
     """
     newdata = apply_coding(_check_frame(newdata, "newdata"), getattr(design, "recode", ()))
     spec = design.spec
-    need = sorted(str(v) for v in spec.required_variables)
+    need = _required_columns(design)
     missing = [v for v in need if v not in newdata.columns]
     if missing:
         raise PredictionError(f"`newdata` lacks the column(s) {missing} that the model uses; "
@@ -294,6 +294,24 @@ def design_for_new_data(design: Design, newdata: pd.DataFrame) -> np.ndarray:
     X = np.full((n, p), np.nan)
     X[complete] = mm
     return X
+
+
+def _required_columns(design: Design) -> list[str]:
+    """The data columns the right-hand side reads, sorted.
+
+    formulaic's ``required_variables`` keeps only the part of a name before its first dot (it
+    takes ``a.fillna`` for an attribute of ``a``), so a column such as ``flc.grp`` came back as
+    ``flc``. The fitted variables are the columns by their full names: the factors are resolved
+    against them, as at fit time.
+    """
+    spec = design.spec
+    if isinstance(spec, NumericSpec):
+        return sorted(spec.names)
+    variables = getattr(design, "variables", ())
+    if not variables:        # a design built before the variables were recorded
+        return sorted(str(v) for v in spec.required_variables)
+    return sorted(_columns_of(_factors(spec.formula), dict.fromkeys(variables),
+                              "newdata", PredictionError))
 
 
 def response_for_new_data(design: Design, newdata: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

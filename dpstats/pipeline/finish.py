@@ -25,7 +25,7 @@ def fit_spec(design) -> FitSpec:
     return FitSpec(formula=design.formula, expanded=design.expanded, label=design.label,
                    columns=tuple(design.columns), has_intercept=design.has_intercept,
                    model_spec=design.spec, levels_from_data=tuple(design.levels_from_data),
-                   recode=tuple(design.recode))
+                   recode=tuple(design.recode), variables=tuple(design.variables))
 
 
 def lm_result(request: FitRequest, out: Outcome) -> DPLMResult:

@@ -47,7 +47,8 @@ class SelectionReport:
 @dataclass(frozen=True)
 class FitSpec:
     """Data-free description of the design, enough to rebuild X for new data (``recode``: the
-    released levels of columns whose levels were discovered privately)."""
+    released levels of columns whose levels were discovered privately; ``variables``: the data
+    columns used, response first, by their full names)."""
 
     formula: str
     expanded: str
@@ -57,6 +58,7 @@ class FitSpec:
     model_spec: object
     levels_from_data: tuple[str, ...] = ()
     recode: tuple = ()
+    variables: tuple[str, ...] = ()
 
     @property
     def spec(self) -> object:
