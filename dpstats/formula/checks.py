@@ -17,6 +17,7 @@ import pandas as pd
 from formulaic.transforms import TRANSFORMS
 
 from ..errors import DataError, StatefulTransformError
+from .frames import conversion_hint, foreign_frame
 from .nonfinite import MAX_ABS, MIN_SCALE
 
 # Calls refused wherever they appear, matched on the last dotted component (``np.mean``,
@@ -42,10 +43,11 @@ _NO_ROWS = ("no rows of `{arg}` are left after dropping rows with a missing valu
 
 def _check_frame(data: object, arg: str, *, rows: bool = True) -> pd.DataFrame:
     """``data`` as a pandas DataFrame with columns (and rows, unless ``rows`` is False); a dict
-    of equal-length columns is converted.
+    of equal-length columns, a polars DataFrame and a pyarrow Table or RecordBatch are
+    converted (:mod:`dpstats.formula.frames`).
 
-    Other frame types (polars, dask, pyarrow, numpy arrays) are refused with the call that
-    converts them, so that nothing is silently materialised. The data of a fit passes
+    Other types (a polars LazyFrame, dask frames, numpy arrays) are refused with the call that
+    converts them, so that nothing is silently computed. The data of a fit passes
     ``rows=False``: its row count is private, so a frame with no rows is fitted (and withheld
     or noisy) like any other; ``newdata`` must have rows.
     """
@@ -57,11 +59,12 @@ def _check_frame(data: object, arg: str, *, rows: bool = True) -> pd.DataFrame:
                             f"{{'column name': list_or_array, ...}} with one entry per row in "
                             "every column, or a pandas DataFrame") from None
     if not isinstance(data, pd.DataFrame):
-        how = {"polars": "to_pandas()", "dask": "compute()", "pyarrow": "to_pandas()"}
-        lib = type(data).__module__.split(".")[0]
-        raise DataError(f"`{arg}` must be a pandas DataFrame, got {type(data).__name__}; pass "
-                        "a pandas DataFrame, e.g. pd.DataFrame(...)" + (
-                            f"; convert a {lib} frame with {arg}.{how[lib]}" if lib in how else ""))
+        converted = foreign_frame(data)      # a polars DataFrame, a pyarrow Table: converted
+        if converted is None:
+            raise DataError(f"`{arg}` must be a pandas DataFrame, got {type(data).__name__}; "
+                            "pass a pandas DataFrame, e.g. pd.DataFrame(...)"
+                            + conversion_hint(data, arg))
+        data = converted
     if data.shape[1] == 0:   # the message must not quote the row count: it is private
         raise DataError(f"`{arg}` is empty (no columns); pass a DataFrame with the columns the "
                         "formula uses")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import DataError, NotPrivateWarning, ValidationError
 from ..estimators import Estimate, get_estimator
-from ..formula.design import Design
+from ..formula.design import Design, check_data
 from ..selection import Selection
 from .budget import BudgetPlan, levels_budget, open_ledger, plan_budget
 from .estimate import estimate_kept
@@ -59,6 +59,7 @@ def run(request: FitRequest) -> Outcome:
     """Carry out a validated request: design -> budget plan -> selection -> estimation."""
     if request.budget is not None:   # the shared budget can pay: checked before the data
         request.budget.check(request.eps, request.delta)
+    request = replace(request, data=check_data(request.data))  # a polars frame: converted once
     first = first_design(request)
     design, levels = first.design, first.response_levels
     ledger, spent = None, (0.0, 0.0)
