@@ -57,6 +57,8 @@ def _split_formula(formula: object) -> tuple[str, str]:
 def _quote(name: str) -> str:
     if name.isidentifier() and not keyword.iskeyword(name):
         return name
+    if name == "1":                 # formulaic reads `1` as the intercept, even in backticks
+        return "Q('1')"
     if "`" in name:
         raise FormulaError(f"column {name!r} contains a backtick and cannot be used in a formula; "
                            "rename it first, e.g. data.rename(columns={...})")
@@ -81,6 +83,9 @@ def _expand_dot(rhs: str, names: list[str]) -> str:
 
 
 def _parse(text: str):
+    if "`1`" in text:
+        raise FormulaError("`formula` writes `1`, which formulaic reads as the intercept even "
+                           "in backticks; write Q('1') for the column named '1'")
     try:
         parsed = Formula(text)
     except (FormulaicError, SyntaxError, ValueError, TypeError) as exc:

@@ -17,7 +17,7 @@ import pytest
 
 import dpstats as dp
 from dpstats.__main__ import main
-from dpstats.errors import PredictionError
+from dpstats.errors import FormulaError, PredictionError
 from dpstats.formula.design import build_design, design_for_new_data, response_for_new_data
 
 ODD = ["y.val", "sample.yr", "flc.grp", "1st", "naïve", "a b", "txt.col"]
@@ -106,3 +106,30 @@ def test_cli_json_with_odd_headers(capsys, odd_csv, command):
     assert res["params"] == pytest.approx(fit.params.to_dict())
     assert {"sample.yr", "1st", "naïve", "a b", "flc.grp[T.b]", "txt.col[T.v]"} <= set(
         res["params"])
+
+
+WEIRD = ["class", "lambda", "it's", 'say "hi"', "a-b", "x:y", "(p)", "a~b", "a+b", "x[1]", "np",
+         "C", "Q", "é.ü", " lead", "tab\tx", "y.1", "$x", "a/b", "True", "None", "0", "1"]
+
+
+@pytest.mark.parametrize("name", WEIRD)
+def test_any_pandas_name_is_a_column_of_the_design(name, no_warnings):
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"y": rng.normal(size=30), name: rng.normal(size=30),
+                       "g.g": pd.Categorical(rng.choice(["a", "b"], 30), categories=["a", "b"])})
+    d = build_design("y ~ .", df)       # a categorical column: through formulaic
+    assert len(d.columns) == 3 and d.variables == ("y", name, "g.g")
+    np.testing.assert_array_equal(d.X[:, 1], df[name].to_numpy())
+    np.testing.assert_array_equal(design_for_new_data(d, df[["g.g", name]]), d.X)
+
+
+def test_a_column_named_1_is_not_the_intercept(no_warnings):
+    """formulaic reads `1` as the intercept even in backticks: ``.`` writes Q('1'), and a
+    formula that writes `1` is refused with that fix."""
+    df = pd.DataFrame({"y": [1.0, 2.0, 4.0, 3.0], "1": [0.0, 1.0, 2.0, 5.0],
+                       "g": pd.Categorical(list("abab"))})
+    d = build_design("y ~ .", df)
+    assert d.columns == ["Intercept", "Q('1')", "g[T.b]"] and d.expanded == "y ~ (Q('1') + g)"
+    np.testing.assert_array_equal(design_for_new_data(d, df), d.X)
+    with pytest.raises(FormulaError, match=r"Q\('1'\)"):
+        build_design("y ~ `1` + g", df)
