@@ -38,7 +38,7 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
         0 or 1 are dropped like missing rows, never refused (a refusal would reveal that one
         row holds such a value); the fit's notes say so for a numeric column. Text responses
         are refused by their dtype (which value means 1 would be a guess).
-    data : pandas.DataFrame
+    data : pandas.DataFrame (or a polars DataFrame, a pyarrow Table, a dict of columns)
         One row per person (the privacy unit); rows with missing values are dropped, and so
         are rows with values no method can compute with, as in :func:`dpstats.dp_lm`.
     family : {"binomial"}

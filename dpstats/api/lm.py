@@ -34,7 +34,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     ----------
     formula : str
         R-style formula, e.g. ``"price ~ ."`` or ``"y ~ x1 + C(g, levels=['a', 'b'])"``.
-    data : pandas.DataFrame
+    data : pandas.DataFrame (or a polars DataFrame, a pyarrow Table, a dict of columns)
         One row per person. Missing, infinite or huge (> 1e150) values make a row missing
         (:mod:`dpstats.formula.nonfinite`); no error depends on values or the row count.
     eps, delta : float

@@ -30,7 +30,7 @@ def select(formula: str, data: pd.DataFrame, *, eps: float, method: str = "kenda
     ----------
     formula : str
         ``"y ~ ."`` or explicit terms; the intercept is never a candidate.
-    data : pandas.DataFrame
+    data : pandas.DataFrame (or a polars DataFrame, a pyarrow Table, a dict of columns)
         One row per person. ``y ~ .`` on all-numeric columns skips formulaic, so frames with
         tens of thousands of columns are fine.
     eps : float

@@ -83,9 +83,10 @@ def check_data(data: object, arg: str = "data") -> pd.DataFrame:
     """``data`` as a pandas DataFrame with columns (unique strings); it may have no rows (the
     row count of a fit's data is private, so it decides nothing here).
 
-    A dict of equal-length columns is converted with ``pd.DataFrame(data)``; other types
-    (numpy arrays, polars or dask frames, ...) raise a :class:`~dpstats.errors.DataError` that
-    says how to convert them.
+    A dict of equal-length columns is converted with ``pd.DataFrame(data)``, a polars DataFrame
+    or a pyarrow Table by :mod:`dpstats.formula.frames`; other types (numpy arrays, a polars
+    LazyFrame, dask frames, ...) raise a :class:`~dpstats.errors.DataError` that says how to
+    convert them.
 
     >>> check_data({"y": [1.0, 2.0], "x": [0, 1]}).shape
     (2, 2)
