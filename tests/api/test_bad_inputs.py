@@ -130,7 +130,7 @@ CASES = [
     ("glm delta=1", glm(delta=1.0), PrivacyParameterError, "delta must lie"),
     ("select eps=nan", sel(eps=math.nan), PrivacyParameterError, "eps must be"),
     ("budget exhausted", too_small(dp.dp_lm, (0.5, 1e-5), formula="y ~ x1", data=DF, eps=1.0),
-     BudgetExceededError, "lower eps/delta or start a new Budget"),
+     BudgetExceededError, "eps ran out"),
     ("budget without delta", too_small(dp.dp_lm, (10.0, 0.0), formula="y ~ x1", data=DF,
                                        eps=0.1), BudgetExceededError, "delta=0 left"),
     ("glm budget exhausted", too_small(dp.dp_glm, (0.5, 1e-5), formula="y ~ x1", data=BIN,
