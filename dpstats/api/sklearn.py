@@ -307,6 +307,15 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         self._store(dp_glm(f"{label} ~ .", frame, **self._fit_options()))
         return self
 
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy on ``(X, y)`` (reads them: use data you may look at); NaN when nothing was
+        released."""
+        check_is_fitted(self)
+        self._frame(X, reset=False)    # the number and names of the features
+        if not self.result_.released:
+            return float("nan")
+        return super().score(X, y, sample_weight=sample_weight)
+
     def predict_proba(self, X) -> np.ndarray:
         """``[P(classes_[0]), P(classes_[1])]`` per row (NaN when nothing was released)."""
         check_is_fitted(self)

@@ -119,6 +119,7 @@ def test_classifier_predict_refuses_a_withheld_fit():
         est = DPLogisticRegression(method="tukey", random_state=0).fit(X, [0, 1, 0, 1])
     with pytest.raises(PredictionError, match="nothing was released"):
         est.predict(X)
+    assert np.isnan(est.score(X, [0, 1, 0, 1])) and np.isnan(est.predict_proba(X)).all()
 
 
 # ---- scikit-learn conventions -----------------------------------------------------------------
