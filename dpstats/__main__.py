@@ -16,7 +16,10 @@ them instead (values outside become missing), ``--numeric COL`` reads a column a
 (entries that are not become missing), ``--categorical COL`` reads it as text (levels
 discovered privately). Rows with a missing value are dropped; how many is never reported.
 
-Errors print one line on stderr and exit with status 2 (no traceback).
+Exit status: 0 when the fit released its coefficients; 3 when nothing was released (a failed
+PTR check, too few rows, ...: the budget is still spent), with a one-line reason on stderr (the
+summary or ``--json`` output is printed as usual); 2 on an error, which prints one line on
+stderr (no traceback).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from pathlib import Path
 
 DEMO_FORMULA = "median_house_value ~ ."
 SELECT = ("auto", "kendall", "sublasso", "sis", "none")
+#: Exit status of ``lm``/``glm`` when the fit released nothing (an error exits with 2).
+NOT_RELEASED = 3
 
 
 def demo(eps: float, delta: float, seed: int | None) -> int:
@@ -39,10 +44,32 @@ def demo(eps: float, delta: float, seed: int | None) -> int:
 
     data = dp.datasets.load("california")
     print(f"California housing: {data.shape[1]} columns (bundled with dpstats).")
-    print(f"dp_lm({DEMO_FORMULA!r}, california, eps={eps:.4g}, delta={delta:g})\n")
+    print(f"dp_lm({DEMO_FORMULA!r}, california, eps={eps_text(eps)}, delta={delta:g})\n")
     fit = dp.dp_lm(DEMO_FORMULA, data, eps=eps, delta=delta, random_state=seed)
     print(fit.summary())
+    if not fit.released:
+        print(not_released_line(fit), file=sys.stderr)
     return 0
+
+
+def eps_text(eps: float) -> str:
+    """``eps`` for display, naming ln 3 (the demo's default) when it is that.
+
+    >>> eps_text(math.log(3)), eps_text(1.0)
+    ('ln 3 ≈ 1.099', '1')
+    """
+    return f"ln 3 \u2248 {eps:.4g}" if eps == math.log(3) else f"{eps:.4g}"
+
+
+def not_released_line(fit) -> str:
+    """One line on stderr saying that, and why, a fit released nothing (public facts only)."""
+    from .withheld import short_reason
+    if fit.ptr is not None and not fit.ptr.passed:
+        why = "the PTR check failed"
+    else:
+        why = short_reason(fit.unreleased_reason) or "see the summary's notes"
+    return (f"not released: {why}; no coefficients were released and the budget is still "
+            f"spent (exit status {NOT_RELEASED})")
 
 
 def read_data(source: str, text: tuple[str, ...] = ()):
@@ -168,6 +195,9 @@ def fit_command(args) -> int:
         print(json.dumps(result_dict(fit), indent=2, allow_nan=False))
     else:
         print(fit.summary())
+    if not fit.released:
+        print(not_released_line(fit), file=sys.stderr)
+        return NOT_RELEASED
     return 0
 
 
@@ -226,7 +256,8 @@ def _type_options(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (2 on any error)."""
+    """Run the command line; returns the exit status (2 on any error, 3 when ``lm``/``glm``
+    released nothing)."""
     from .errors import DPStatsError
     args = _parser().parse_args(argv)
     with warnings.catch_warnings():

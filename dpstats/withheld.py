@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 
-__all__ = ["Withheld", "Explanation", "EXPLANATIONS", "explain", "withheld_note"]
+__all__ = ["Withheld", "Explanation", "EXPLANATIONS", "explain", "withheld_note", "short_reason"]
 
 
 class Withheld(StrEnum):
@@ -40,6 +40,8 @@ class Explanation:
 
     sentence: str
     note: str | None = None
+    #: The condition in a few words, for a result's ``repr`` ("NOT released (...)").
+    short: str = ""
 
 
 #: The one table of user-facing explanations, by code.
@@ -48,19 +50,23 @@ EXPLANATIONS: Mapping[Withheld, Explanation] = MappingProxyType({
         "too few rows for the Tukey mechanism (it needs at least 4 models, and in practice "
         "hundreds). Try more rows or fewer terms.",
         "Too few rows for the Tukey mechanism: m = {m} models (needs at least 4, and in "
-        "practice hundreds). Nothing was released."),
+        "practice hundreds). Nothing was released.",
+        "too few rows for the Tukey mechanism (m < 4)"),
     Withheld.PTR_FAILED: Explanation(
         "the PTR check failed. Try: more rows, fewer features (select=..., smaller k), or a "
         "larger eps.",
         "PTR failed: the models do not agree closely enough for a safe release. Try more rows, "
-        "fewer features (select=..., smaller k) or a larger eps."),
+        "fewer features (select=..., smaller k) or a larger eps.",
+        "PTR failed"),
     Withheld.ZERO_VOLUME: Explanation(
         "every depth region the Tukey mechanism could sample from has zero volume (the models "
-        "coincide in some coordinate). Try more rows or fewer terms."),
+        "coincide in some coordinate). Try more rows or fewer terms.",
+        short="every Tukey depth region has zero volume"),
     Withheld.LABEL_BOUNDS: Explanation(
         "the private bounds of the response found no histogram cell above the noise threshold "
         "(too few rows for this eps). Give public bounds, e.g. bounds={'y': (lo, hi)}, use a "
-        "larger eps or more rows."),
+        "larger eps or more rows.",
+        short="the response's private bounds found nothing (too few rows for this eps)"),
 })
 
 
@@ -92,3 +98,16 @@ def withheld_note(reason: object, *, m: int | None = None) -> str | None:
     code = _code(reason)
     note = EXPLANATIONS[code].note if code is not None else None
     return None if note is None else note.format(m=m)
+
+
+def short_reason(reason: object) -> str | None:
+    """The condition that withheld a fit, in a few words (for a ``repr``); a text that is not
+    a known code gives its first sentence, None stays None.
+
+    >>> short_reason("too_few_models")
+    'too few rows for the Tukey mechanism (m < 4)'
+    """
+    code = _code(reason)
+    if code is not None:
+        return EXPLANATIONS[code].short or EXPLANATIONS[code].sentence.split(". ")[0]
+    return None if reason is None else str(reason).split(". ")[0]

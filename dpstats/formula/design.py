@@ -335,8 +335,15 @@ def response_for_new_data(design: Design, newdata: pd.DataFrame) -> tuple[np.nda
     """
     newdata = _check_frame(newdata, "newdata")
     lhs_formula = _parse(f"{_split_formula(design.expanded)[0]} ~ 1")
-    lhs_cols = _columns_of(_factors(lhs_formula.lhs), dict.fromkeys(newdata.columns),
-                           "newdata", PredictionError)
+    try:
+        lhs_cols = _columns_of(_factors(lhs_formula.lhs), dict.fromkeys(newdata.columns),
+                               "newdata", PredictionError)
+    except PredictionError as exc:                 # the fit found it: newdata lacks it
+        if f"names {design.label!r}," in str(exc):       # the response is a plain column
+            raise PredictionError(f"score needs the response column {design.label!r} in "
+                                  "newdata; it is not a column of `newdata`") from None
+        raise PredictionError(f"score needs the response {design.label!r} in newdata: "
+                              f"{exc}") from None
     if design.label in lhs_cols:
         _check_label_dtype(newdata, design.label, "newdata")
     X = design_for_new_data(design, newdata)

@@ -207,12 +207,11 @@ class Budget:
                 raise PrivacyParameterError(f"Budget.check needs {name} as a number >= 0; got "
                                             f"{val!r}")
         r_eps, r_delta = self.remaining
-        if not (eps <= r_eps * (1 + _TOL) + _TOL) or \
-                not (delta <= r_delta * (1 + _TOL) + 1e-300):
-            raise BudgetExceededError(
-                f"this fit asks for eps={eps:.4g}, delta={delta:.3g} but the Budget has only "
-                f"eps={r_eps:.4g}, delta={r_delta:.3g} left; lower eps/delta or start a new "
-                "Budget (which means accepting a larger total privacy loss)")
+        eps_short = not (eps <= r_eps * (1 + _TOL) + _TOL)
+        delta_short = not (delta <= r_delta * (1 + _TOL) + 1e-300)
+        if eps_short or delta_short:
+            raise BudgetExceededError(_shortfall_message(eps, delta, r_eps, r_delta,
+                                                         eps_short, delta_short))
 
     def ledger_for(self, eps: float, delta: float, label: str = "") -> Ledger:
         """Check (eps, delta) fits, then return a fit ledger that reports to this budget."""
@@ -233,6 +232,28 @@ class Budget:
         e, d = self.spent
         return (f"Budget(eps={self.eps:.4g}, delta={self.delta:.3g}; "
                 f"spent eps={e:.4g}, delta={d:.3g})")
+
+
+def _shortfall_message(eps: float, delta: float, r_eps: float, r_delta: float,
+                       eps_short: bool, delta_short: bool) -> str:
+    """Say which of eps and delta ran out, with the numbers and the fix."""
+    parts = []
+    if eps_short:
+        parts.append(f"eps ran out (asked {eps:.4g}, {r_eps:.4g} left)")
+    if delta_short:
+        parts.append(f"delta ran out (asked {delta:.3g}, {r_delta:.3g} left)")
+    fixes = []
+    if eps_short:
+        fixes.append(f"pass eps <= {r_eps:.4g}")
+    if delta_short:
+        fixes.append(f"pass delta <= {r_delta:.3g}" if r_delta > 0
+                     else "pass delta=0 where the method allows it")
+        fixes[-1] += (" (each fit asks for its own delta: give each fit its share of the "
+                      "Budget's delta, e.g. delta=5e-6 for each of two fits of a 1e-5 Budget)")
+    return (f"this fit asks for eps={eps:.4g}, delta={delta:.3g} but the Budget has only "
+            f"eps={r_eps:.4g}, delta={r_delta:.3g} left: {' and '.join(parts)}; "
+            f"{' and '.join(fixes)}, or start a new Budget (which means accepting a larger "
+            "total privacy loss)")
 
 
 def split_budget(eps: float, shares: Mapping[str, float]) -> dict[str, float]:

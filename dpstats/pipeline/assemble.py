@@ -62,4 +62,12 @@ def result_fields(*, design, selection, k, est, ledger, selector, n_noisy, seede
                 selection=report, ptr=est.ptr, accounting=accounting,
                 n_noisy=n_noisy, m=est.m, max_depth=est.max_depth,
                 seeded=seeded, split=split, notes=tuple(notes),
-                unreleased_reason=None if est.withheld is None else est.withheld.value)
+                unreleased_reason=None if est.withheld is None else est.withheld.value,
+                l1_radius=_l1_radius(est))
+
+
+def _l1_radius(est) -> float | None:
+    """The L1 radius of a Frank-Wolfe estimate (public: an argument or its default)."""
+    details = getattr(est, "details", None) or {}
+    radius = details.get("radius")
+    return None if radius is None else float(radius)

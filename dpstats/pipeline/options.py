@@ -41,8 +41,8 @@ def check_method_opts(fn, method: str, opts: dict, reserved: set, caller: str,
     >>> try:
     ...     check_method_opts(get_estimator("bas"), "bas", {"lr": 1}, {"X", "y"}, "dp_lm")
     ... except ValidationError as e:
-    ...     print(str(e)[:44])
-    method='bas' does not take the option(s) ['l
+    ...     print(str(e)[:24])
+    `lr` is not an option of
     """
     bad = sorted(set(opts) & reserved)
     if bad:
@@ -52,6 +52,27 @@ def check_method_opts(fn, method: str, opts: dict, reserved: set, caller: str,
     named = sorted(set(spec.names) - reserved)
     unknown = sorted(set(opts) - set(named))
     if unknown:
-        raise ValidationError(f"method={method!r} does not take the option(s) {unknown}; it "
-                              f"takes {named or 'no options'}")
+        raise ValidationError(_unknown_message(unknown, method, named, caller))
     validate_options(spec, opts, fixed=fixed)
+
+
+#: Common arguments of other libraries that dpstats does not support, with a hint each.
+_UNSUPPORTED = {
+    "weights": "{caller} does not support weights (row weights would change how much one row "
+               "can move the result, which the privacy analysis does not cover)",
+    "sample_weight": "{caller} does not support weights (row weights would change how much "
+                     "one row can move the result, which the privacy analysis does not cover)",
+    "subset": "{caller} has no subset argument: filter the rows of `data` before fitting",
+}
+
+
+def _unknown_message(unknown: list, method: str, named: list, caller: str) -> str:
+    """Say which names are not options of ``method``, list the valid ones, and hint."""
+    names = ", ".join(f"`{u}`" for u in unknown)
+    verb = "is not an option" if len(unknown) == 1 else "are not options"
+    valid = ", ".join(named) if named else "none"
+    msg = (f"{names} {verb} of method={method!r}; the options of method={method!r} are: "
+           f"{valid} (besides {caller}'s own arguments such as eps, delta and bounds)")
+    hints = dict.fromkeys(_UNSUPPORTED[u].format(caller=caller) for u in unknown
+                          if u in _UNSUPPORTED)
+    return msg + "".join(f"; {h}" for h in hints)

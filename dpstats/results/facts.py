@@ -15,6 +15,7 @@ from .format import _eps_delta, _fmt_n, _ptr_text, format_number
 PTR_HINT = ("Coefficients are not released; the budget is still spent. Try: more rows, fewer "
             "features (select=..., smaller k), or a larger eps.")
 SEEDED = "seeded (random_state given) — reproducible, NOT fit for release"
+DROPPED = "Rows with missing or invalid values are dropped (how many is not released)."
 
 
 def _marker(name: str, rank: dict[str, int], intercept: bool) -> str:
@@ -52,15 +53,25 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
         facts.append(("Expanded formula:", spec.expanded))
     sel = (f"{result.selector} (k={result.k})" if result.selector and result.k is not None
            else (result.selector or "none"))
-    facts += [("Response:", spec.label), ("Method:", result.method), ("Selector:", sel),
-              ("n (private lower bound):", _fmt_n(result.n_noisy))]
+    facts += [("Response:", spec.label), ("Method:", result.method), ("Selector:", sel)]
+    if result.method != "ols":       # OLS releases no row count and has no randomness
+        facts.append(("n (private lower bound):", _fmt_n(result.n_noisy)))
     if result.m is not None:
         facts.append(("m (models):", str(result.m)))
+    if getattr(result, "l1_radius", None) is not None:
+        facts.append(("Constraint:", f"L1-constrained (radius {result.l1_radius:g}): strong "
+                                     "predictors can be exactly 0"))
     facts += [("Budget spent:", _eps_delta(*result.spent)),
-              ("Randomness:", SEEDED if result.seeded else "OS CSPRNG"),
+              ("Randomness:", _randomness(result)),
               ("Privacy guarantee:", guarantee),
               ("PTR:", _ptr_text(ptr) if ptr is not None else _no_ptr(result))]
     return title, banner, [(str(lab), str(val)) for lab, val in facts]
+
+
+def _randomness(result) -> str:
+    if result.method == "ols":
+        return "none (not private)"
+    return SEEDED if result.seeded else "OS CSPRNG"
 
 
 def _badges(result) -> list[tuple[str, str]]:
@@ -131,4 +142,4 @@ def _notes(result) -> list[str]:
     if not result.private:
         notes.append("This fit is NOT differentially private: it is a baseline for "
                      "comparison and must not be released.")
-    return notes
+    return notes + [DROPPED]

@@ -25,8 +25,12 @@ def format_number(x, digits: int = 4) -> str:
 
 
 def _fmt_n(n) -> str:
+    """A released row count for display: never negative (a noisy count can be; the value
+    stays as released, only the display says "< 1")."""
     if n is None:
         return "not released"
+    if float(n) < 1:
+        return "< 1 (noisy)"
     return f"{round(float(n)):,}" if math.isfinite(float(n)) else format_number(n)
 
 

@@ -124,5 +124,5 @@ class DPGLMResult(DPLMResult):
     def __repr__(self) -> str:
         status = self._status()
         e, d = self.spent
-        return (f"<DPGLMResult {self.formula!r} family={self.family} method={self.method} "
-                f"{status}; spent eps={e:.4g}, delta={d:.3g}>")
+        return (f"<DPGLMResult {self.formula!r} family={self.family} method={self.method}"
+                f"{self._l1()} {status}; spent eps={e:.4g}, delta={d:.3g}>")

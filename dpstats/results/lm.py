@@ -118,6 +118,8 @@ class DPLMResult:
     #: Released clipping box ``(lo, hi)`` over the design columns for methods that fit the
     #: winsorised predictor (AdaSSP, BAS); ``predict`` and ``score`` clip inputs to it.
     clip: tuple | None = None
+    #: The L1 radius of a Frank-Wolfe fit (public, on the [-1, 1] scale); None otherwise.
+    l1_radius: float | None = None
 
     # -- budget ----------------------------------------------------------------------------
     @property
@@ -209,20 +211,26 @@ class DPLMResult:
 
     def _status(self) -> str:
         """Release status for ``repr``, from released facts only: "PTR failed" only when a
-        PTR report says so; otherwise the reason code (or the first sentence of the reason)."""
+        PTR report says so; otherwise the condition of the withheld reason code."""
+        from ..withheld import short_reason
         if not self.private:
             return "NOT PRIVATE"
         if self.released:
             return "released"
         if self.ptr is not None and not self.ptr.passed:
             return "NOT released (PTR failed)"
-        reason = self.unreleased_reason
-        return f"NOT released ({reason.split('. ')[0]})" if reason else "NOT released"
+        reason = short_reason(self.unreleased_reason)
+        if reason == "PTR failed":      # a code without a PTR report: say no more than we know
+            reason = None
+        return f"NOT released ({reason})" if reason else "NOT released"
+
+    def _l1(self) -> str:
+        return "" if self.l1_radius is None else f" L1-constrained (radius {self.l1_radius:g})"
 
     def __repr__(self) -> str:
         status = self._status()
         e, d = self.spent
-        return (f"<DPLMResult {self.formula!r} method={self.method} {status}; "
+        return (f"<DPLMResult {self.formula!r} method={self.method}{self._l1()} {status}; "
                 f"spent eps={e:.4g}, delta={d:.3g}>")
 
     def __str__(self) -> str:

@@ -303,3 +303,25 @@ def test_advanced_composition_never_exceeds_basic(eps, k):
 def test_advanced_composition_rejects_bad_arguments(k, slack):
     with pytest.raises(PrivacyParameterError):
         advanced_composition(0.1, 0.0, k, slack)
+
+
+def test_budget_exceeded_says_delta_ran_out_with_the_fix():
+    """Issue 18: two fits each asking for the whole delta; the message names delta, not eps."""
+    b = Budget(2.0, 1e-5)
+    b.ledger_for(1.0, 1e-5).charge("laplace", 1.0, 1e-5)
+    with pytest.raises(BudgetExceededError) as info:
+        b.check(1.0, 1e-5)
+    msg = str(info.value)
+    assert "delta ran out (asked 1e-05, 0 left)" in msg
+    assert "eps ran out" not in msg
+    assert "give each fit its share" in msg and "delta=5e-6" in msg
+
+
+def test_budget_exceeded_says_eps_ran_out_with_the_numbers():
+    b = Budget(1.0, 1e-5)
+    b.ledger_for(0.7, 0.0).charge("laplace", 0.7)
+    with pytest.raises(BudgetExceededError) as info:
+        b.check(0.5, 0.0)
+    msg = str(info.value)
+    assert "eps ran out (asked 0.5, 0.3 left)" in msg and "pass eps <= 0.3" in msg
+    assert "delta ran out" not in msg

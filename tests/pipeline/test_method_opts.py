@@ -50,7 +50,7 @@ def test_tukey_centre_none_changes_the_ledger(df):
 
 @pytest.mark.parametrize("method, opts, needle", [
     ("bas", {"T": 0}, "T (boosting rounds)"),
-    ("bas", {"lr": 0.1}, "does not take the option(s) ['lr']"),
+    ("bas", {"lr": 0.1}, "`lr` is not an option of method='bas'"),
     ("bas", {"variant": "fast"}, "variant"),
     ("dpgd", {"epochs": -1}, "epochs"),
     ("dpgd", {"lr": "big"}, "lr"),
@@ -61,7 +61,7 @@ def test_tukey_centre_none_changes_the_ledger(df):
     ("adassp", {"bounds_method": "guess"}, "bounds_method"),
     ("tukey", {"centre": "mean"}, "centre"),
     ("tukey", {"centre": np.zeros(3)}, "centre='auto' or None"),
-    ("tukey", {"T": 5}, "does not take"),
+    ("tukey", {"T": 5}, "is not an option of method='tukey'"),
     ("tukey", {"fitter": None}, "set by dp_lm itself"),
     ("bas", {"loss": "logistic"}, "set by dp_lm itself"),
     ("ols", {"T": 3}, "takes no options"),

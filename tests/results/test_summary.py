@@ -407,14 +407,15 @@ def test_withheld_without_ptr_gives_the_reason_not_ptr():
            "the noise threshold)" in text
     few = make_result(params=_NAN_PARAMS, released=False, ptr=None,
                       unreleased_reason="too_few_models")
-    assert "NOT released (too_few_models)" in repr(few)
+    assert "NOT released (too few rows for the Tukey mechanism (m < 4))" in repr(few)
     assert "NOT released;" in repr(make_result(params=_NAN_PARAMS, released=False, ptr=None))
 
 
 def test_passed_ptr_but_withheld_is_not_a_ptr_failure():
     fit = make_result(params=_NAN_PARAMS, released=False, unreleased_reason="zero_volume",
                       ptr=PTRReport(True, 14.6, 14.6, 9.21, "8.5", 0.1))
-    assert "NOT released (zero_volume)" in repr(fit) and "PTR failed" not in repr(fit)
+    assert "NOT released (every Tukey depth region has zero volume)" in repr(fit)
+    assert "PTR failed" not in repr(fit)
 
 
 def test_glm_repr_uses_the_same_status():
