@@ -89,6 +89,7 @@ except ImportError:  # pragma: no cover - scikit-learn < 1.6
     _FINITE = "force_all_finite"
 
 from ..errors import PredictionError
+from ..formula.frames import foreign_frame
 from .glm import dp_glm
 from .lm import dp_lm
 
@@ -130,7 +131,10 @@ class _DPBase(BaseEstimator):
                              for k, v in params.items()})
 
     def _frame(self, X, reset: bool) -> pd.DataFrame:
-        """``X`` as a DataFrame with string column names (checks shape and feature names)."""
+        """``X`` as a DataFrame with string column names (checks shape and feature names); a
+        polars DataFrame or a pyarrow Table is converted to one (:mod:`dpstats.formula.frames`)."""
+        converted = None if isinstance(X, pd.DataFrame) else foreign_frame(X)
+        X = X if converted is None else converted
         if isinstance(X, pd.DataFrame):
             _validate_data(self, X, reset=reset, skip_check_array=True)
             if all(isinstance(c, str) for c in X.columns):

@@ -146,3 +146,17 @@ def test_import_dpstats_imports_neither_polars_nor_pyarrow():
             "print(sorted({'polars', 'pyarrow'} & (set(sys.modules) - before)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_sklearn_estimators_take_polars_and_arrow(diamonds):
+    pytest.importorskip("sklearn")
+    from dpstats.sklearn import DPLinearRegression, DPLogisticRegression
+    X, y = diamonds.drop(columns="price"), diamonds["price"]
+    ref = DPLinearRegression(eps=1.0, random_state=0).fit(X, y)
+    for convert in (as_polars, as_arrow):
+        est = DPLinearRegression(eps=1.0, random_state=0).fit(convert(X), pl.Series(y))
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        assert list(est.feature_names_in_) == list(X.columns)
+        np.testing.assert_array_equal(est.predict(convert(X.head(20))), ref.predict(X.head(20)))
+    clf = DPLogisticRegression(eps=1.0, random_state=0).fit(as_polars(X), y > 2400)
+    assert clf.predict_proba(as_arrow(X.head(5))).shape == (5, 2)
