@@ -37,6 +37,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .runtime import watch_compiles
+
 __all__ = ["LOSSES", "loss_code", "loss_derivative", "loss_gradient", "vertex_scores",
            "sum_loss", "loss_derivative_reference", "loss_gradient_reference",
            "vertex_scores_reference", "sum_loss_reference"]
@@ -179,3 +181,6 @@ def sum_loss_reference(u, y, loss: str) -> float:
     if loss == "squared":
         return float(0.5 * np.sum((u - y) ** 2))
     return float(np.sum(np.logaddexp(0.0, -y * u)))
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

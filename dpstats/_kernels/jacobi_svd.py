@@ -17,6 +17,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .runtime import watch_compiles
+
 __all__ = ["householder_qr", "jacobi_svd", "jacobi_svd_reference"]
 
 #: Rotate a pair of columns while ``|a_i . a_j| > _TOL * ||a_i|| ||a_j||``.
@@ -127,3 +129,6 @@ def jacobi_svd_reference(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     _, s, vt = np.linalg.svd(np.asarray(A, dtype=np.float64), full_matrices=False)
     return s, vt.T
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

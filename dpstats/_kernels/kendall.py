@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .runtime import watch_compiles
+
 __all__ = ["kendall_scaled", "kendall_scaled_against_column", "kendall_scaled_reference",
            "discordant_counts", "stable_ranks", "stable_ranks_reference",
            "kendall_scaled_tiebroken"]
@@ -361,3 +363,6 @@ def kendall_scaled_tiebroken(X, v) -> np.ndarray:
     X, v = _as_inputs(X, v)
     order = np.argsort(v, kind="stable").astype(np.int64)
     return _scale(_discordant_tiebreak_kernel(X, order), v.shape[0])
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from .runtime import kernel_threads
+from .runtime import kernel_threads, watch_compiles
 
 __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 
@@ -257,3 +257,6 @@ def discordant_ranked(R: np.ndarray, pivot: np.ndarray, cols=None) -> np.ndarray
             else np.asarray(cols, dtype=np.int64).reshape(-1))
     with kernel_threads(pivot.shape[0] * cols.shape[0]):
         return _discordant_kernel(R, pivot, cols, _chunks(cols.shape[0]))
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from .lasso_path import homotopy_at_grid
-from .runtime import all_finite, kernel_threads
+from .runtime import all_finite, kernel_threads, watch_compiles
 
 __all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
            "lasso_topk_support_reference", "support_votes"]
@@ -395,3 +395,6 @@ def lasso_topk_support_reference(X, y, group_labels, n_groups: int, k: int,
         picked = (active + fill)[:k]
         out[g, :len(picked)] = picked
     return out
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

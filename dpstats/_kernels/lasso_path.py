@@ -24,6 +24,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .runtime import watch_compiles
+
 __all__ = ["homotopy_at_grid"]
 
 #: A Cholesky pivot below this times the diagonal means collinear active columns.
@@ -179,3 +181,6 @@ def homotopy_at_grid(Xt, y, keep, alpha_max, target, n_alphas, min_ratio, beta):
         elif joining < 0:
             return False                           # no breakpoint left before alpha = 0
     return False
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

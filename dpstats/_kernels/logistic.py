@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .runtime import watch_compiles
 from .tukey import _CONST_REL, group_order
 
 __all__ = ["group_logistic", "group_logistic_reference", "DEFAULT_RIDGE"]
@@ -220,3 +221,6 @@ def group_logistic_reference(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m
         if rows.any():
             out[g] = _reference_fit(X[rows], y[rows], ridge, max_iter, tol)
     return out
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .runtime import watch_compiles
+
 __all__ = ["fisher_yates", "fisher_yates_reference"]
 
 
@@ -37,3 +39,6 @@ def fisher_yates_reference(j) -> np.ndarray:
         i = n - 1 - k
         a[i], a[int(j[k])] = a[int(j[k])], a[i]
     return np.array(a, dtype=np.int64)
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

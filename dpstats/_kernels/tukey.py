@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from .jacobi_svd import householder_qr, jacobi_svd
+from .runtime import watch_compiles
 
 __all__ = ["group_ols", "group_ols_reference", "group_order"]
 
@@ -353,3 +354,6 @@ def group_ols_reference(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int
                 beta = q @ (q.T @ beta)
             out[g] = beta
     return out
+
+
+watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field, replace
 
+from .._kernels.runtime import compile_notice
 from ..errors import DataError, NotPrivateWarning, ValidationError
 from ..estimators import Estimate, get_estimator
 from ..formula.design import Design, check_data
@@ -56,7 +57,15 @@ class Outcome:
 
 
 def run(request: FitRequest) -> Outcome:
-    """Carry out a validated request: design -> budget plan -> selection -> estimation."""
+    """Carry out a validated request: design -> budget plan -> selection -> estimation.
+
+    When numba compiles kernels during the fit (an empty cache), stderr says so and, at the
+    end, how long it took (:func:`dpstats._kernels.runtime.compile_notice`)."""
+    with compile_notice():
+        return _run(request)
+
+
+def _run(request: FitRequest) -> Outcome:
     if request.budget is not None:   # the shared budget can pay: checked before the data
         request.budget.check(request.eps, request.delta)
     request = replace(request, data=check_data(request.data))  # a polars frame: converted once
