@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpstats demo | lm | glm``.
+"""Command line: ``python -m dpstats demo | lm | glm | warmup``.
 
 ``demo`` fits a private regression on bundled data and prints its summary. ``lm`` and ``glm``
 fit a formula on a CSV file (or a bundled data set by name) and print the summary, or with
@@ -15,6 +15,10 @@ value only appears in the output when many rows share it; ``--levels COL=A,B,...
 them instead (values outside become missing), ``--numeric COL`` reads a column as numbers
 (entries that are not become missing), ``--categorical COL`` reads it as text (levels
 discovered privately). Rows with a missing value are dropped; how many is never reported.
+
+``warmup`` compiles every numba kernel ahead of time (about 30 s, once per installation or
+cleared cache) and prints the time of each step; without it the first fit compiles what it
+needs and says so on stderr.
 
 Exit status: 0 when the fit released its coefficients; 3 when nothing was released (a failed
 PTR check, too few rows, ...: the budget is still spent), with a one-line reason on stderr (the
@@ -214,6 +218,8 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--delta", type=float, default=1e-5, help="delta (default 1e-5)")
     d.add_argument("--seed", type=int, default=None,
                    help="random_state for a reproducible (not releasable) fit")
+    sub.add_parser("warmup", help="compile every numerical kernel now (about 30 s, once), so "
+                                  "that no fit waits for it later")
     for name, method, methods, what in (
             ("lm", "tukey", "tukey, adassp, bas, fw, dpgd, ols", "linear regression (dp_lm)"),
             ("glm", "fw", "fw, dpgd, tukey", "logistic regression (dp_glm)")):
@@ -265,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if args.command == "demo":
                 return demo(args.eps, args.delta, args.seed)
+            if args.command == "warmup":
+                from .api.warmup import warmup
+                warmup()
+                return 0
             return fit_command(args)
         except DPStatsError as err:
             print(f"error: {err}", file=sys.stderr)
