@@ -23,6 +23,8 @@ from numba import get_num_threads, njit, prange
 
 from .runtime import kernel_threads, watch_compiles
 
+watch_compiles()   # before the eager compile of _ranks_kernel below (see runtime.compile_notice)
+
 __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 
 #: Ranks are int32.
@@ -81,7 +83,12 @@ def _radix_order(keys, idx, keys2, idx2, hist, off):
     return idx
 
 
-@njit(cache=True, parallel=True, boundscheck=False)
+# One explicit signature, X of any layout ("A"): a design column subset, a Fortran design and the
+# C-contiguous response column all run this one compile (two lazily compiled layouts cost
+# 1.2 s more on a cold cache). The signature compiles (or loads from the cache) when this
+# module is first imported, which happens inside the first Kendall selection.
+@njit("void(float64[:, :], int64[::1], int32[:, ::1], int64)", cache=True, parallel=True,
+      boundscheck=False)
 def _ranks_kernel(X, perm, R, chunks):
     n, d = X.shape                              # scratch space once per chunk of columns
     npass = (64 + _DIGIT_BITS - 1) // _DIGIT_BITS
@@ -258,5 +265,3 @@ def discordant_ranked(R: np.ndarray, pivot: np.ndarray, cols=None) -> np.ndarray
     with kernel_threads(pivot.shape[0] * cols.shape[0]):
         return _discordant_kernel(R, pivot, cols, _chunks(cols.shape[0]))
 
-
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
