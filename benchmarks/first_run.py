@@ -3,16 +3,17 @@
 Every case runs in a fresh subprocess with its own new ``NUMBA_CACHE_DIR`` (cold), so nothing
 compiled by an earlier case or by the test suite is reused; the demo is also run a second time
 on its own cache (warm). Cases: ``python -m dpstats demo`` (cold, warm), the first fit of each
-``dp_lm`` method (``select=None``) and ``dp_glm`` method, the first ``dp.select`` of each
+``dp_lm`` and ``dp_glm`` method (``select=None``), the first ``dp.select`` of each
 selector, and ``python -m dpstats warmup``; all on the bundled California housing data (its
 response above the median for ``dp_glm``). CPU is user + system time of the child (all its
 threads), from ``getrusage(RUSAGE_CHILDREN)``; ``fit_s`` is the wall time of the fit call
 alone (no imports, no data loading). ``notice`` says whether stderr showed the compile message.
 
     python benchmarks/first_run.py            # about 2-3 minutes on two cores
-    python benchmarks/first_run.py --only demo
+    python benchmarks/first_run.py --only glm   # re-measure some cases, keep the others
 
-Writes ``benchmarks/results/first_run.csv`` and prints the table as it goes.
+Writes ``benchmarks/results/first_run.csv`` (with ``--only``: replaces those rows) and prints
+the table as it goes.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ t0 = time.perf_counter()
 if kind == "lm":
     dp.dp_lm("median_house_value ~ .", data, eps=1.0, select=None, method=name)
 elif kind == "glm":
-    dp.dp_glm("above ~ .", data, eps=1.0, method=name)
+    dp.dp_glm("above ~ .", data, eps=1.0, select=None, method=name)
 else:
     dp.select("median_house_value ~ .", data, eps=1.0, method=name)
 print(json.dumps({"fit_s": time.perf_counter() - t0}))
@@ -96,14 +97,22 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(row)
             print(f"{name:<24} {state:<5} {row['cpu_s']:>7} {row['wall_s']:>7} "
                   f"{row['fit_s']:>6}  {row['notice']}", flush=True)
-    if args.only is None:
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        with OUT.open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
-        print(f"wrote {OUT.relative_to(ROOT)}")
+    write(rows, keep_others=args.only is not None)
 
+
+def write(rows: list[dict], keep_others: bool) -> None:
+    """Write the CSV; with ``keep_others`` the earlier rows of other cases stay."""
+    new = {(r["case"], r["cache"]): r for r in rows}
+    if keep_others and OUT.exists():
+        with OUT.open(newline="") as fh:
+            old = list(csv.DictReader(fh))
+        rows = [new.pop((r["case"], r["cache"]), r) for r in old] + list(new.values())
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    with OUT.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {OUT.relative_to(ROOT)}")
 
 if __name__ == "__main__":
     main()
