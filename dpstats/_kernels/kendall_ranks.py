@@ -158,6 +158,10 @@ def permuted_ranks(X, perm=None) -> np.ndarray:
     perm = np.ascontiguousarray(perm, dtype=np.int64)
     if perm.shape != (n,):
         raise ValueError(f"perm must be a permutation of the {n} rows; got shape {perm.shape}")
+    if not X.flags.writeable:   # the one signature takes writeable arrays (values unchanged)
+        X = X.copy(order="K")
+    if not perm.flags.writeable:
+        perm = perm.copy()
     R = np.empty((X.shape[1], n), dtype=np.int32)
     with kernel_threads(X.size):
         _ranks_kernel(X, perm, R, _chunks(X.shape[1]))
