@@ -18,8 +18,10 @@
   really compiles (a signature neither in memory nor in the on-disk cache), so a warm cache
   stays silent. The first such compile of a dpstats kernel prints :data:`COMPILING` to stderr,
   once per process; :func:`compile_notice` (around every fit) prints how long the compiling
-  took when the fit ends. ``DPSTATS_QUIET=1`` silences both. A runtime concern only: it
-  depends on the cache state, never on the data.
+  took when the fit ends. ``DPSTATS_QUIET=1`` silences both. It reads the cache state, not the
+  data; but like a fit's running time, whether a compile happens (and how many kernels) can
+  depend on the code path the data takes, so the README lists the notice as a side channel
+  (``python -m dpstats warmup`` removes it).
 """
 
 from __future__ import annotations
