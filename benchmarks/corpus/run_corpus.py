@@ -56,7 +56,7 @@ DEFAULT_OUT = str(ROOT / "benchmarks" / "results" / "corpus_{kind}.csv")
 REG_EPS, CLS_EPS, DELTA = math.log(3), 1.0, 1e-5
 SPLITS = {"regression": 10, "classification": 5}
 TEST_FRACTION = {"regression": 0.1, "classification": 0.2}
-FIT_TIMEOUT = 600  # seconds per fit; a fit over the cap is recorded as an error
+FIT_TIMEOUT = 180  # seconds per fit; a fit over the cap is recorded as an error (n_error)
 FAST_TASKS = ["Ecdat/Wages1", "causaldata/titanic"]
 COLUMNS = ["task", "kind", "config", "n", "p", "p_design", "n_splits", "score", "scores",
            "n_withheld", "n_error", "seconds", "sec_per_fit", "error"]
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--splits", type=int, help="splits per task (default 10 / 5)")
     ap.add_argument("--configs", type=lambda s: s.split(","), help="comma-separated names")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes across units")
-    ap.add_argument("--nice", type=int, default=10, help="os.nice increment of the workers")
+    ap.add_argument("--nice", type=int, default=0, help="os.nice increment of the workers")
     ap.add_argument("--fast", action="store_true", help="two small tasks, one split (CI)")
     ap.add_argument("--resume", action="store_true", help="keep rows already in --out")
     ap.add_argument("--out", default=DEFAULT_OUT, help="CSV path; {kind} is substituted")
