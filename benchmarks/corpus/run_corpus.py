@@ -192,8 +192,26 @@ def run_unit(unit: tuple[str, str, int]) -> dict:
             "sec_per_fit": round(seconds / max(n_splits, 1), 3), "error": first_error}
 
 
+TIMING = str(ROOT / "benchmarks" / "results" / "corpus_{kind}_before.csv")
+
+
+@lru_cache(maxsize=1)
+def _timings() -> dict:
+    """Seconds per fit of each (task, config) in the committed baseline run, if present."""
+    out = {}
+    for kind in SPLITS:
+        path = Path(TIMING.replace("{kind}", kind))
+        if path.exists():
+            frame = pd.read_csv(path, usecols=["task", "config", "sec_per_fit"])
+            out.update({(t, c): s for t, c, s in frame.itertuples(index=False)})
+    return out
+
+
 def _cost_guess(name: str, config: str, n_splits: int) -> float:
-    """Rough seconds of a unit before any timing is known (for ordering and the estimate)."""
+    """Expected seconds of a unit: the baseline run's time per fit where known, else a rough
+    model in n x p (for ordering the units and the printed estimate)."""
+    if (name, config) in _timings():
+        return float(_timings()[(name, config)]) * n_splits
     df = _frame(name)
     work = len(df) * (p_design(df) + 1)
     per_fit = 0.3 + 4e-6 * work * (3.0 if config in ("dpgd", "fw") else 1.0)
@@ -251,8 +269,10 @@ def run(args) -> list[dict]:
     units.sort(key=lambda u: -guesses[u])  # longest first: better balance across workers
     total = sum(guesses.values())
     n_fits = sum(u[2] for u in units)
-    print(f"{len(units)} units ({n_fits} fits) on {args.jobs} job(s); rough estimate "
-          f"{total / args.jobs / 60:.1f} min (refined as units finish)", flush=True)
+    known = sum((u[0], u[1]) in _timings() for u in units)
+    print(f"{len(units)} units ({n_fits} fits) on {args.jobs} job(s); expected run time "
+          f"{total / args.jobs / 60:.1f} min ({known} units timed by the baseline run, the "
+          "rest by a rough n x p model; refined as units finish)", flush=True)
     rows, start, spent_guess = list(done), time.perf_counter(), 0.0
     header = f"{'#':>9} {'task':38s} {'config':14s} {'n':>7} {'p':>4} {'score':>8} " \
              f"{'withheld':>8} {'err':>3} {'sec':>7} {'ETA':>7}"
