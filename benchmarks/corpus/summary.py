@@ -96,8 +96,10 @@ def print_summary(frame: pd.DataFrame, label) -> None:
             if "ratio_ols" in t:
                 print(f"default >= 0.8 x OLS R^2: "
                       f"{_share(pd.Series(t['ratio_ols']))} (target >= 75%)")
+                miss = t["rich"][~t["rich"]]
                 print(f"n/p >= 5,000, default within 0.02 of OLS: {_share(t['rich'])} "
-                      f"({', '.join(t['rich'].index) or 'no task'})")
+                      f"(tasks: {', '.join(t['rich'].index) or 'none'}"
+                      + (f"; misses: {', '.join(miss.index)})" if len(miss) else ")"))
         else:
             t = classification_targets(part)
             if "vs_majority" in t:
