@@ -6,7 +6,8 @@ Orchestration only: the selectors' mechanisms add the noise and charge the ledge
 The ``select="auto"`` rule reads public quantities (the formula, ``k``, the selection budget)
 and the released row count ``n_hat`` only:
 
-* at most ``k`` candidate terms (columns other than the intercept): no selection, and the
+* at most ``k`` candidate terms (formula terms other than the intercept; a factor is one
+  term, :func:`candidate_terms`): no selection, and the
   selection share of the budget goes to the regression;
 * otherwise SubLasso when its votes can beat its noise, DPKendall when they cannot. SubLasso's
   ``m = n_hat / p`` groups each vote once; a feature every group picks has ``m`` votes, and the

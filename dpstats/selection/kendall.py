@@ -37,7 +37,7 @@ from ..mechanisms.sampling import random_permutation
 from ..validation import OptionSpec, check_eps
 from . import Selection
 from .checks import check_selector_inputs
-from .terms import term_columns, term_max
+from .terms import is_columnwise, term_columns, term_max
 
 __all__ = ["select", "SENS_FIRST", "SENS_LATER", "CONTEXT", "OPTIONS"]
 
@@ -151,12 +151,19 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator,
             score, sens = base - redundancy / r, SENS_LATER
         score[picked] = -np.inf
         t = exponential(score, sens, eps / k, rng, ledger, stage=stage,
-                        what=f"DPKendall round {r + 1} of {k}")
+                        what=f"DPKendall round {r + 1} of {k}{_grouped_note(term_of)}")
         picked.append(t)
         if r < k - 1:                          # picked terms are never scored again
             redundancy += _redundancy(R, n, term_of, t, picked, discordant_ranked)
     return Selection(indices=term_columns(picked, term_of), method="kendall", eps=eps,
                      ordered=True, info={"rounds": k}, terms=tuple(picked))
+
+
+def _grouped_note(term_of: np.ndarray) -> str:
+    """Ledger detail for terms of several columns (nothing when every term is one column)."""
+    if is_columnwise(term_of):
+        return ""
+    return f" ({int(term_of.max()) + 1} terms, each scored by the max over its columns)"
 
 
 def _redundancy(R, n: int, term_of: np.ndarray, t: int, picked: list[int], discordant):

@@ -32,7 +32,7 @@ from ..mechanisms.lipschitz import lipschitz_topk
 from ..validation import Option, OptionSpec, check_eps, validate_options
 from . import Selection
 from .checks import check_generator, check_selector_inputs
-from .terms import term_columns, term_max
+from .terms import is_columnwise, term_columns, term_max
 
 __all__ = ["select", "sis_scores", "clipping_bounds", "CONTEXT", "OPTIONS"]
 
@@ -157,7 +157,9 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     eps_bounds = used.eps if any(need) else eps_bounds
     scores = term_max(sis_scores(Xa, ya, used), term_of)
     idx = lipschitz_topk(scores, k, 1.0, eps_topk, rng, ledger, stage=stage,
-                         what="DP-SIS |x_j^T y| (x, y clipped into [-1, 1])")
+                         what="DP-SIS |x_j^T y| (x, y clipped into [-1, 1])"
+                         + ("" if is_columnwise(term_of) else
+                            "; a term of several columns scored by the max over them"))
     picked = tuple(int(i) for i in idx)
     return Selection(indices=term_columns(picked, term_of, ordered=False), method="sis",
                      eps=math.fsum([eps_bounds, eps_topk]), ordered=False,

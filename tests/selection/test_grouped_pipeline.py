@@ -88,3 +88,14 @@ def test_dp_lm_keeps_a_factor_whole(select):
 def test_explicit_terms_at_most_k_are_fitted_as_written():
     fit = dp.dp_lm("y ~ x0 + g + x3", frame(), eps=3.0, k=5, method="adassp", random_state=0)
     assert fit.selection is None and (fit.params != 0).all()
+
+
+@pytest.mark.parametrize("method,needle", [("kendall", "each scored by the max over its columns"),
+                                           ("sis", "scored by the max over them"),
+                                           ("sublasso", "at most one per term and group")])
+def test_ledger_says_how_terms_are_scored(method, needle):
+    res = dp.select("y ~ .", frame(2000), eps=1.0, method=method, k=2, random_state=0)
+    assert any(needle in c.detail for c in res.charges)
+    numeric = dp.select("y ~ .", frame(2000).drop(columns="g"), eps=1.0, method=method, k=2,
+                        random_state=0)
+    assert not any(needle in c.detail for c in numeric.charges)

@@ -93,7 +93,8 @@ def test_first_distinct_terms_caps_votes_and_dedups():
     support = np.array([[1, 2, 3, 0, 4], [4, -1, -1, -1, -1], [2, 0, 1, 4, 3]])
     out = first_distinct_terms(support, term_of, 2)
     assert out.tolist() == [[1, 0], [2, -1], [1, 0]]
-    assert support_columns(2, term_of) == 4 and support_columns(2, term_of, widen=False) == 2
+    assert support_columns(2, term_of, widen=True) == 4
+    assert support_columns(2, term_of, widen=False) == support_columns(2, term_of) == 2
     assert support_columns(3, np.arange(7)) == 3
 
 
