@@ -30,7 +30,7 @@ from ..selection.sublasso import GROUPS
 
 __all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
            "run_selection", "selection_stage", "candidate_columns", "candidate_terms",
-           "selected_terms", "check_groups",
+           "candidate_factor_terms", "selected_terms", "check_groups",
            "check_bounds_arg", "check_bounds_for", "bounds_for_kept"]
 
 #: Values accepted by ``select=``.
@@ -66,6 +66,19 @@ def candidate_terms(design, candidates: list[int]) -> tuple[tuple[int, ...], tup
             number[key] = len(names)
             names.append(design.terms[key[1]] if key[0] == "t" else design.columns[j])
     return tuple(number[key] for key in keys), tuple(names)
+
+
+def candidate_factor_terms(design, candidates: list[int]) -> tuple[bool, ...]:
+    """Per candidate term (:func:`candidate_terms`), whether it is a factor's main effect
+    (public: :attr:`~dpstats.formula.design.Design.term_factor`; False without term data)."""
+    given = tuple(getattr(design, "term_of", ()) or ())
+    flags = tuple(getattr(design, "term_factor", ()) or ())
+    out: dict = {}
+    for j in candidates:
+        key = ("t", given[j]) if given and given[j] >= 0 else ("c", j)
+        if key not in out:
+            out[key] = bool(flags and key[0] == "t" and flags[key[1]])
+    return tuple(out.values())
 
 
 def selected_terms(design, candidates: list[int], selection: Selection | None) -> list[str]:
@@ -127,7 +140,7 @@ def _columns(X: np.ndarray, idx: list[int]) -> np.ndarray:
 
 def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[int], *,
                   k: int, eps: float, rng, ledger, n_noisy=None, groups="auto",
-                  bounds="auto", names=None, term_of=None,
+                  bounds="auto", names=None, term_of=None, factor_terms=None,
                   stage: str = "selection") -> Selection:
     """Run ``selector`` on the candidate columns, picking ``k`` terms (``term_of``: the term
     of each candidate, default one per column); returned indices refer to design columns, and
@@ -135,7 +148,7 @@ def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[
     cols = [names[i] for i in candidates] if names is not None else None
     sel = run_selector(selector, _columns(X, candidates), y, k=k, eps=eps, rng=rng, ledger=ledger,
                        n_noisy=n_noisy, groups=groups, bounds=bounds, columns=cols,
-                       term_of=term_of, stage=stage)
+                       term_of=term_of, factor_terms=factor_terms, stage=stage)
     mapped = tuple(candidates[i] for i in sel.indices)
     return Selection(indices=mapped, method=sel.method, eps=sel.eps, ordered=sel.ordered,
                      info=sel.info, terms=sel.terms or sel.indices)
@@ -157,7 +170,8 @@ def selection_stage(request, design, candidates: list[int], selector: str | None
                               eps=plan.eps_sel, rng=request.rng, ledger=plan.ledger,
                               n_noisy=plan.n_noisy, groups=request.groups,
                               bounds=request.bounds, names=design.columns,
-                              term_of=candidate_terms(design, candidates)[0])
+                              term_of=candidate_terms(design, candidates)[0],
+                              factor_terms=candidate_factor_terms(design, candidates))
     keep = sorted(set(range(p)) - set(candidates) | set(selection.indices))
     return selector, selection, keep
 

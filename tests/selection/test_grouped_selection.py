@@ -4,6 +4,8 @@ column-wise algorithms did (same picks, same draws from the generator)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from dpstats.mechanisms.lipschitz import lipschitz_topk
 from dpstats.mechanisms.sampling import random_groups, random_permutation
 from dpstats.selection import SELECTORS, run_selector
 from dpstats.selection.kendall import SENS_FIRST, SENS_LATER
+from dpstats.selection.kendall_factor import level_codes, ordering_tau_max
 from dpstats.selection.sis import sis_scores
 from dpstats.selection.sublasso import n_groups, support_columns
 from dpstats.selection.terms import (
@@ -153,21 +156,36 @@ def test_numeric_only_selects_exactly_as_before(name, old, seed):
 
 # ---- sensitivity of the grouped scores on neighbouring data sets -------------------------------
 
-def _kendall_terms(X, y, term_of, combine, pivot_term=None):
+def _ordering(X, term_of, pivot):
+    """The factor's (term 2's) best |tau_hat| over orderings of its levels against ``pivot``."""
+    codes = level_codes(X[:, term_of == 2])
+    ranks = permuted_ranks(codes.astype(float)[:, None], np.arange(len(codes)))[0]
+    return ordering_tau_max(codes, ranks, pivot, LEVELS, discordant_ranked)
+
+
+def _kendall_terms(X, y, term_of, combine, pivot_term=None, orderings=True):
     """Round-1 (or, with ``pivot_term``, round-2) DPKendall term scores, rows in the given
-    (tie-breaking) order: ties are broken by position, as after the mechanism's permutation."""
+    (tie-breaking) order: ties are broken by position, as after the mechanism's permutation.
+    The factor (term 2) is also scored over the orderings of its levels, as in the selector."""
     n = len(y)
     ident = np.arange(n)
     R, ry = permuted_ranks(X, ident), permuted_ranks(y[:, None], ident)[0]
     tau = np.abs(n / 2.0 - 2.0 * discordant_ranked(R, ry).astype(float) / (n - 1))
     base = combine(tau, term_of)
+    if orderings:
+        base[2] = max(base[2], _ordering(X, term_of, ry))
     if pivot_term is None:
         return base
     red = np.full(X.shape[1], -np.inf)
+    fac = -np.inf
     for pivot in np.flatnonzero(term_of == pivot_term):
         t = np.abs(n / 2.0 - 2.0 * discordant_ranked(R, R[pivot]).astype(float) / (n - 1))
         red = np.maximum(red, t)
-    return base - combine(red, term_of)
+        fac = max(fac, _ordering(X, term_of, R[pivot]))
+    red = combine(red, term_of)
+    if orderings:
+        red[2] = max(red[2], fac)
+    return base - red
 
 
 def _neighbours(X, y, rng, n_random=6):
@@ -202,8 +220,42 @@ def test_kendall_grouped_score_sensitivity_holds_and_sum_is_caught(seed):
     first = _worst_change(lambda A, b: _kendall_terms(A, b, term_of, term_max), X, y, seed)
     later = _worst_change(lambda A, b: _kendall_terms(A, b, term_of, term_max, 0), X, y, seed)
     assert first <= SENS_FIRST + 1e-9 and later <= SENS_LATER + 1e-9
-    broken = _worst_change(lambda A, b: _kendall_terms(A, b, term_of, term_sum), X, y, seed)
+    broken = _worst_change(lambda A, b: _kendall_terms(A, b, term_of, term_sum, orderings=False),
+                           X, y, seed)
     assert broken > SENS_FIRST                 # the L-column sum calibrated as one column
+
+
+def test_ordering_score_is_the_exact_maximum_over_orderings():
+    rng = np.random.default_rng(5)
+    for trial in range(4):
+        n, m = 150, 4
+        codes = rng.integers(0, m, n)
+        y = rng.standard_normal(n) + 0.4 * codes * (trial % 2)
+        perm = rng.permutation(n)
+        X = (codes[:, None] == np.arange(1, m)[None, :]).astype(float)
+        assert (level_codes(X) == codes).all()
+        ry = permuted_ranks(y[:, None], perm)[0]
+        ranks = permuted_ranks(codes.astype(float)[:, None], perm)[0]
+        got = ordering_tau_max(codes[perm], ranks, ry, m, discordant_ranked)
+        brute = 0.0
+        for sigma in itertools.permutations(range(m)):
+            col = np.array(sigma, dtype=float)[codes]
+            D = discordant_ranked(permuted_ranks(col[:, None], perm), ry)[0]
+            brute = max(brute, abs(n / 2.0 - 2.0 * D / (n - 1)))
+        assert got == brute
+
+
+def test_kendall_orderings_find_a_factor_the_dummies_miss():
+    X, y, term_of = factor_data(n=12000, signal=1.0)
+    factor = (False, False, True, False, False)
+    hits = {True: 0, False: 0}
+    for seed in range(4):
+        for flag in (True, False):
+            sel = run_selector("kendall", X, y, k=2, eps=50.0, rng=np.random.default_rng(seed),
+                               term_of=term_of, factor_terms=factor if flag else None,
+                               **_kw("kendall", len(y)))
+            hits[flag] += 2 in sel.terms
+    assert hits[True] == 4 and hits[False] == 0
 
 
 @pytest.mark.parametrize("seed", [0, 1])
