@@ -99,3 +99,10 @@ def test_ledger_says_how_terms_are_scored(method, needle):
     numeric = dp.select("y ~ .", frame(2000).drop(columns="g"), eps=1.0, method=method, k=2,
                         random_state=0)
     assert not any(needle in c.detail for c in numeric.charges)
+
+
+def test_skipped_selection_note_counts_terms():
+    fit = dp.dp_lm("y ~ x0 + g + x3", frame(), eps=3.0, select="kendall", k=3,
+                   method="adassp", random_state=0)
+    assert fit.selection is None
+    assert any("the formula has 3 candidate terms, not more than k=3" in n for n in fit.notes)
