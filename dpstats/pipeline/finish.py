@@ -16,6 +16,7 @@ from ..results.selection import SelectionResult
 from .assemble import released_params, result_fields
 from .request import FitRequest
 from .run import Outcome
+from .select import candidate_terms, selected_terms
 
 __all__ = ["lm_result", "glm_result", "selection_result", "fit_spec"]
 
@@ -25,7 +26,8 @@ def fit_spec(design) -> FitSpec:
     return FitSpec(formula=design.formula, expanded=design.expanded, label=design.label,
                    columns=tuple(design.columns), has_intercept=design.has_intercept,
                    model_spec=design.spec, levels_from_data=tuple(design.levels_from_data),
-                   recode=tuple(design.recode), variables=tuple(design.variables))
+                   recode=tuple(design.recode), variables=tuple(design.variables),
+                   terms=tuple(design.terms), term_of=tuple(design.term_of))
 
 
 def lm_result(request: FitRequest, out: Outcome) -> DPLMResult:
@@ -66,8 +68,9 @@ def _fit_fields(request: FitRequest, out: Outcome) -> dict:
 def selection_result(request: FitRequest, out: Outcome) -> SelectionResult:
     """The result of ``select``."""
     design, sel = out.design, out.selection
-    return SelectionResult(selected=[design.columns[i] for i in sel.indices],
-                           method=out.selector, k=request.k, candidates=len(out.candidates),
+    return SelectionResult(selected=selected_terms(design, out.candidates, sel),
+                           method=out.selector, k=request.k,
+                           candidates=len(candidate_terms(design, out.candidates)[1]),
                            eps=request.eps, charges=out.plan.ledger.charges,
                            formula=design.formula, label=design.label, ordered=sel.ordered,
                            n_noisy=out.plan.n_noisy, seeded=request.seeded,

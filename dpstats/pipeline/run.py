@@ -28,7 +28,13 @@ from .estimate import estimate_kept
 from .glm_design import numeric_label_note
 from .levels import discover_levels, first_design, levels_note
 from .request import FitRequest
-from .select import candidate_columns, check_bounds_for, resolve_selector, selection_stage
+from .select import (
+    candidate_columns,
+    candidate_terms,
+    check_bounds_for,
+    resolve_selector,
+    selection_stage,
+)
 
 __all__ = ["run", "Outcome", "check_rows"]
 
@@ -122,18 +128,19 @@ def _check_columns(request: FitRequest, design: Design, candidates: list[int],
                    notes: list[str]) -> str | None:
     """Checks of the design's columns against the request (charging nothing); returns the
     selector to run (None for none, ``"auto"`` while undecided)."""
-    k = request.k
+    k, n_terms = request.k, len(candidate_terms(design, candidates)[1])
     if request.kind == "select":
         if not candidates:
             raise ValidationError(f"`formula` {design.formula!r} has no terms to select from "
                                   "(the intercept is never selected); add terms, e.g. 'y ~ .'")
-        if k > len(candidates):
-            raise ValidationError(f"k={k} but the formula has only {len(candidates)} candidate "
-                                  "terms (the intercept is never selected); use a smaller k")
+        if k > n_terms:
+            raise ValidationError(f"k={k} but the formula has only {n_terms} candidate terms "
+                                  "(a factor is one term; the intercept is never selected); "
+                                  "use a smaller k")
         check_bounds_for(request.bounds, design.columns, candidates)
         return request.selector
     check_bounds_for(request.bounds, design.columns, candidates)
-    selector, skip_note = resolve_selector(request.selector, len(candidates), k)
+    selector, skip_note = resolve_selector(request.selector, n_terms, k)
     if skip_note:
         notes.append(skip_note)
     return selector

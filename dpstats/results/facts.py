@@ -112,7 +112,7 @@ def _alert(result) -> str | None:
 
 def _tables(result) -> dict[str, pd.DataFrame]:
     """Coefficient table (NaN estimates unless released) and the ledger (one row per charge)."""
-    rank = {name: i + 1 for i, name in enumerate(result.selected)}
+    rank = result.spec.column_ranks(result.selected)
     nan = float("nan")
     coef = pd.DataFrame({"term": [str(t) for t in result.params.index],
                          "estimate": [float(v) if result.released else nan
