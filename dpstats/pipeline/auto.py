@@ -11,14 +11,19 @@ The rule was read from the data-independent simulation of ``benchmarks/auto_rule
 eps 0.1..10, Gaussian, log-normal and dummy covariates, population R^2 0.2 and 0.8):
 
 * **Tukey where its PTR test passes with high probability** (``n_hat`` at least
-  :func:`~dpstats.pipeline.feasibility.tukey_count`). There its mean test R^2 was at least
-  BAS's in every bin of ``n_hat / tukey_count``: it is unbiased under skewed covariates, where
-  the clipping of the bounded methods costs up to 0.15 R^2, and within about 0.005 elsewhere.
+  :func:`~dpstats.pipeline.feasibility.tukey_count`) **and the design has no dummy columns of
+  categorical terms**. There its mean test R^2 was at least BAS's in every bin of
+  ``n_hat / tukey_count``: it is unbiased under skewed covariates, where the clipping of the
+  bounded methods costs up to 0.15 R^2, and within about 0.005 with Gaussian ones. With dummy
+  columns (the ``factor`` problems) Tukey lost to BAS in every bin (by 0.005 to 0.015: groups
+  that miss a rare level give it coefficient 0, design note 8), so a design with categorical
+  terms (public: formula and declared or released levels) goes to BAS.
 * **Otherwise Boosted AdaSSP** when its private bounds are found with high probability
   (:func:`~dpstats.pipeline.feasibility.bounded_count`). Below ``tukey_count`` BAS beat Tukey
   on average by 0.5 R^2 (Tukey mostly withheld); AdaSSP never beat BAS on average.
 * **Otherwise no method can fit**: the fit is withheld right after the row count
-  (:data:`dpstats.withheld.Withheld.TOO_FEW_ROWS`).
+  (:data:`dpstats.withheld.Withheld.TOO_FEW_ROWS`; ``method="auto"`` only: a method the user
+  names runs, and its own mechanisms withhold, as before).
 
 Terms: with ``select="auto"`` and a ``.`` in the formula, no selection when the rows support
 every column (:func:`~dpstats.pipeline.feasibility.support_count`: Tukey's PTR passes, or
@@ -91,15 +96,19 @@ def ptr_pass_probability(n_hat: float, p: int, eps_reg: float, delta: float) -> 
     return 0.0 if z < -40 else 1.0 / (1.0 + math.exp(-min(z, 40.0)))
 
 
-def choose_method(n_hat: float, p: int, eps_reg: float, delta: float) -> str | None:
-    """The first method of :data:`AUTO_METHODS` whose rows the released count covers, or None.
+def choose_method(n_hat: float, p: int, eps_reg: float, delta: float,
+                  dummies: bool = False) -> str | None:
+    """The first method of :data:`AUTO_METHODS` whose rows the released count covers, or None
+    (``dummies``: the design has columns of categorical terms, which Tukey is not used for).
 
     >>> choose_method(200_000, 6, 1.0, 1e-5), choose_method(3_000, 6, 1.0, 1e-5)
     ('tukey', 'bas')
+    >>> choose_method(200_000, 6, 1.0, 1e-5, dummies=True)
+    'bas'
     >>> choose_method(20, 6, 1.0, 1e-5) is None
     True
     """
-    for method in AUTO_METHODS:
+    for method in AUTO_METHODS[1:] if dummies else AUTO_METHODS:
         if n_hat >= count_needed(p, eps_reg, delta, method):
             return method
     return None
@@ -125,18 +134,19 @@ def choose_k(n_hat: float, n_candidates: int, intercept: int, eps_reg: float, de
 
 def decide(*, n_hat: float, p_full: int, n_candidates: int, intercept: int, eps_all: float,
            eps_sel: float, eps_n: float, delta: float, method: str, selection: str | None,
-           k: int | None) -> AutoChoice:
+           k: int | None, dummies: bool = False) -> AutoChoice:
     """Method and number of terms of a ``dp_lm`` fit, from the released count ``n_hat`` and
     public quantities (``eps_all``: the regression's eps without selection; ``eps_sel``: the
     selection's share; ``selection``: None (fitted as written), ``"auto"`` (``.`` with
-    ``select="auto"``) or a selector's name; ``k``: the user's, or None).
+    ``select="auto"``) or a selector's name; ``k``: the user's, or None; ``dummies``: the
+    design has columns of categorical terms).
 
     >>> c = decide(n_hat=500_000, p_full=11, n_candidates=10, intercept=1, eps_all=0.95,
     ...            eps_sel=0.05, eps_n=0.05, delta=1e-5, method="auto", selection="auto", k=None)
     >>> c.method, c.k, c.p
     ('tukey', None, 11)
     """
-    kind = method if method != "auto" else "auto"
+    kind = method if method != "auto" else ("bas" if dummies else "auto")
     chosen_k = k
     if selection is not None and k is None:
         if selection == "auto" and n_hat >= support_count(p_full, eps_all, delta, kind):
@@ -155,9 +165,9 @@ def decide(*, n_hat: float, p_full: int, n_candidates: int, intercept: int, eps_
             smallest, eps_small, rows), rows_needed=rows)
     if method != "auto":
         return AutoChoice(method, chosen_k if selects else None, p, eps_reg)
-    chosen = choose_method(n_hat, p, eps_reg, delta) or "bas"
+    chosen = choose_method(n_hat, p, eps_reg, delta, dummies) or "bas"
     return AutoChoice(chosen, chosen_k if selects else None, p, eps_reg,
-                      _reason(chosen, n_hat, p, eps_reg, delta))
+                      _reason(chosen, n_hat, p, eps_reg, delta, dummies))
 
 
 def _fmt_count(n_hat: float) -> str:
@@ -167,13 +177,18 @@ def _fmt_count(n_hat: float) -> str:
     return f"{round(n_hat, -digits):,.0f}"
 
 
-def _reason(method: str, n_hat: float, p: int, eps_reg: float, delta: float) -> str:
+def _reason(method: str, n_hat: float, p: int, eps_reg: float, delta: float,
+            dummies: bool = False) -> str:
     """The summary's explanation of an automatic choice (released and public values only)."""
+    where = (f"with n_hat \u2248 {_fmt_count(n_hat)} and {p} column{'s' * (p != 1)} at "
+             f"regression eps {eps_reg:.3g}")
+    if dummies:
+        return (where + "; the design has dummy columns of categorical terms, where BAS beat "
+                "Tukey at every row count in simulation")
     prob = ptr_pass_probability(n_hat, p, eps_reg, delta)
     shown = (f"~{prob:.2f}" if 0.01 <= prob <= 0.99 else
              ("> 0.99" if prob > 0.99 else "< 0.01"))
-    head = (f"with n_hat \u2248 {_fmt_count(n_hat)} and {p} column{'s' * (p != 1)} at "
-            f"regression eps {eps_reg:.3g}, Tukey's PTR test ")
+    head = where + ", Tukey's PTR test "
     if method == "tukey":
         return head + f"passes with probability {shown}"
     return head + f"would pass with probability {shown}"

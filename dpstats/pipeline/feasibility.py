@@ -128,9 +128,9 @@ def rows_needed(p: int, eps: float, delta: float = 1e-5, method: str = "auto") -
     ``benchmarks/auto_rule.py``, plus the margin of the private row count (a lower bound,
     ``ln(1 / (2 * 1e-4)) / eps_n`` rows below the truth). Assumes ``dp_lm``'s default budget
     split without selection and without category levels to discover (5% of eps for the row
-    count, the rest for the regression). ``dp_lm`` withholds a fit (and spends only the row
-    count's share) when its released row count is below this figure for every method it may
-    use.
+    count, the rest for the regression). ``dp_lm(method="auto")`` withholds a fit (and spends
+    only the row count's share) when its released row count is below the ``"auto"`` figure
+    for the smallest model the formula allows.
 
     Parameters
     ----------

@@ -28,7 +28,7 @@ from ..withheld import Withheld
 from .auto import AutoChoice, decide, formula_selects
 from .budget import BudgetPlan, levels_budget, open_ledger, plan_budget, replan
 from .estimate import estimate_kept
-from .glm_design import numeric_label_note
+from .glm_design import indicator_bounds, numeric_label_note
 from .levels import discover_levels, first_design, levels_note
 from .request import FitRequest
 from .select import (
@@ -179,7 +179,13 @@ def _decide(request: FitRequest, design: Design, candidates: list[int], selector
                   intercept=len(design.columns) - len(candidates), eps_all=eps_all,
                   eps_sel=request.eps * request.shares["selection"], eps_n=plan.eps_n,
                   delta=plan.delta_reg, method=request.method,
-                  selection=selector, k=request.k)
+                  selection=selector, k=request.k, dummies=_has_dummies(design))
+
+
+def _has_dummies(design: Design) -> bool:
+    """Whether the design has columns of categorical terms (public: formula and levels)."""
+    cols = list(design.columns)
+    return bool(indicator_bounds(design.spec, cols, list(range(len(cols)))))
 
 
 def _apply(request: FitRequest, selector: str | None, plan: BudgetPlan, choice: AutoChoice,

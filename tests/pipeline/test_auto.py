@@ -220,3 +220,20 @@ def test_broken_variant_reading_the_true_count_is_caught(monkeypatch):
     a = dp.dp_lm("y ~ .", _frame(2_500, p=15, seed=1), eps=1.0, random_state=0)
     b = dp.dp_lm("y ~ .", _frame(25_000, p=15, seed=2, scale=50.0), eps=1.0, random_state=0)
     assert _decision(a) != _decision(b)
+
+
+def test_categorical_terms_go_to_bas():
+    rng = np.random.default_rng(7)
+    n = 50_000
+    df = pd.DataFrame({"x": rng.normal(size=n),
+                       "g": pd.Categorical(rng.choice(list("abc"), n), categories=list("abc"))})
+    df["y"] = df.x + (df.g == "b") + rng.normal(size=n)
+    fit = dp.dp_lm("y ~ x + g", df, eps=1.0, random_state=0)
+    assert fit.method == "bas" and fit.released
+    assert fit.method_choice == (
+        f"with n_hat \u2248 {_round2(fit.n_noisy)} and 4 columns at regression eps 0.95; the "
+        "design has dummy columns of categorical terms, where BAS beat Tukey at every row count "
+        "in simulation")
+    numeric = dp.dp_lm("y ~ x", df, eps=1.0, random_state=0)
+    assert numeric.method == "tukey"
+    assert choose_method(1e7, 4, 1.0, DELTA, dummies=True) == "bas"
