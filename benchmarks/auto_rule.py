@@ -13,7 +13,9 @@ Covariate types (``p`` columns besides the intercept):
 * ``gauss``: N(mu_j, s_j^2), means in (-3, 3), scales 10^U(-1, 1) (centring and scale matter);
 * ``skewed``: log-normal(0, 1) columns (heavy right tail), scaled like ``gauss``;
 * ``factor``: half of the columns are the 0/1 dummies of one factor whose levels have
-  probabilities proportional to 1/(i + 1)^1.5 (the rarest ~1-3% of rows), the rest Gaussian.
+  probabilities proportional to 1/(i + 1)^1.5 (the rarest ~1-3% of rows), the rest Gaussian;
+* ``corr`` (``--corr``, a follow-up grid where Tukey is feasible, written to
+  auto_rule_corr.csv): Gaussian columns with pairwise correlation 0.8 (collinear covariates).
 
 Coefficients are N(0, 1) / sd(column); the noise is set so that the population R^2 is 0.2 or
 0.8 (alternating through the grid with the covariate type), intercept 3. Every (n, p, eps)
@@ -60,6 +62,9 @@ def covariates(kind: str, n: int, p: int, rng: np.random.Generator) -> np.ndarra
     mu, scale = rng.uniform(-3, 3, p), 10.0 ** rng.uniform(-1, 1, p)
     if kind == "skewed":
         return np.exp(rng.standard_normal((n, p))) * scale
+    if kind == "corr":
+        common = rng.standard_normal((n, 1))
+        return (np.sqrt(0.8) * common + np.sqrt(0.2) * rng.standard_normal((n, p))) * scale + mu
     X = rng.standard_normal((n, p)) * scale + mu
     if kind == "factor" and p >= 1:
         n_dummy = max(1, p // 2)
@@ -102,12 +107,19 @@ def cells(reps: int, quick: bool):
         yield rep, n, p, eps, TYPES[i % 3], R2S[(i // 3 + rep) % 2]
 
 
-def simulate(reps: int, quick: bool) -> None:
+def corr_cells():
+    """The follow-up grid: collinear Gaussian covariates where Tukey's PTR is feasible."""
+    for i, (n, p, eps) in enumerate(itertools.product([10_000, 30_000, 100_000, 300_000],
+                                                      [3, 10, 20], [0.3, 1.1, 3.0])):
+        yield 0, n, p, eps, "corr", R2S[i % 2]
+
+
+def simulate(reps: int, quick: bool, corr: bool = False) -> None:
     done = set()
     if OUT.exists():
         old = pd.read_csv(OUT)
         done = set(zip(old.rep, old.n, old.p, old.eps, strict=True))
-    todo = [c for c in cells(reps, quick) if c[:4] not in done]
+    todo = [c for c in (corr_cells() if corr else cells(reps, quick)) if c[:4] not in done]
     print(f"{len(todo)} problems x {len(METHODS)} methods ({len(done)} done before)", flush=True)
     head = not OUT.exists()
     t0 = time.perf_counter()
@@ -177,7 +189,7 @@ def derive() -> None:
     print(wide.groupby("bin", observed=True)[["tukey-bas", "adassp-bas"]]
           .agg(["mean", "median", "size"]).round(4))
     print(wide.groupby(["bin", "type"], observed=True)["tukey-bas"].mean().unstack().round(4))
-    wide.to_csv(OUT.with_name("auto_rule_wide.csv"), index=False)
+    wide.to_csv(OUT.with_name(OUT.stem + "_wide.csv"), index=False)
 
 
 def main() -> None:
@@ -185,11 +197,16 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="n up to 3e4 only")
     ap.add_argument("--derive", action="store_true", help="print the rule tables and stop")
+    ap.add_argument("--corr", action="store_true",
+                    help="the collinear follow-up grid (auto_rule_corr.csv)")
     args = ap.parse_args()
+    global OUT
+    if args.corr:
+        OUT = OUT.with_name("auto_rule_corr.csv")
     if args.derive:
         derive()
     else:
-        simulate(args.reps, args.quick)
+        simulate(args.reps, args.quick, args.corr)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,8 @@ def fits():
         warnings.simplefilter("ignore", (PrivacyLeakWarning, NotPrivateWarning))
         warnings.filterwarnings("ignore", GRID_NOTE)
         return {
-            "tukey": dp.dp_lm("y ~ x1 + x2 + g + h", DF, eps=5.0, random_state=0),
+            "tukey": dp.dp_lm("y ~ x1 + x2 + g + h", DF, eps=5.0, method="tukey",
+                              random_state=0),
             "adassp": dp.dp_lm("y ~ x1 + g", DF, eps=5.0, method="adassp", random_state=0),
             "ols": dp.dp_lm("y ~ x1 + x2", DF, eps=5.0, method="ols"),
             "glm": dp.dp_glm("y ~ x1 + g", BIN, eps=5.0, random_state=0),
