@@ -28,6 +28,9 @@ class Withheld(StrEnum):
     ZERO_VOLUME = "zero_volume"
     #: AdaSSP, BAS, FW, DP-GD: the label's private bounds are unusable (too wide to map back).
     LABEL_BOUNDS = "label_bounds"
+    #: dp_lm: the released row count is below what any method needs for the smallest model
+    #: the formula allows (:func:`dpstats.rows_needed`); only the row count was charged.
+    TOO_FEW_ROWS = "too_few_rows"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,11 @@ EXPLANATIONS: Mapping[Withheld, Explanation] = MappingProxyType({
         "(too few rows for this eps). Give public bounds, e.g. bounds={'y': (lo, hi)}, use a "
         "larger eps or more rows.",
         short="the response's private bounds found nothing (too few rows for this eps)"),
+    Withheld.TOO_FEW_ROWS: Explanation(
+        "the private row count is below what any method needs for this model (the Notes say "
+        "how many rows; see dpstats.rows_needed). The fit stopped after the row count: only "
+        "its share of the budget was spent. Try more rows, fewer terms or a larger eps.",
+        short="too few rows for any method (stopped after the private row count)"),
 })
 
 

@@ -31,7 +31,10 @@ def fit_spec(design) -> FitSpec:
 
 
 def lm_result(request: FitRequest, out: Outcome) -> DPLMResult:
-    """The result of ``dp_lm`` (the non-private ``"ols"`` baseline says it is not private)."""
+    """The result of ``dp_lm`` (the non-private ``"ols"`` baseline says it is not private).
+    An automatic method or number of terms is read from ``out.request`` (the decided request)
+    and its explanation from ``out.choice``."""
+    request = out.request or request
     design = out.design
     if request.method == "ols":
         return DPLMResult(params=pd.Series(out.est.params, index=design.columns, name="coef"),
@@ -40,7 +43,8 @@ def lm_result(request: FitRequest, out: Outcome) -> DPLMResult:
                           seeded=request.seeded, notes=tuple(out.notes))
     params, clip = released_params(out.est, design, out.keep, out.notes, request.bounds,
                                    out.names, out.m_used)
-    return DPLMResult(params=params, clip=clip, **_fit_fields(request, out))
+    return DPLMResult(params=params, clip=clip, method_choice=out.choice,
+                      **_fit_fields(request, out))
 
 
 def glm_result(request: FitRequest, out: Outcome) -> DPGLMResult:

@@ -28,9 +28,9 @@ from ..formula.numeric import INTERCEPT
 from ..selection import SELECTORS, Selection, run_selector
 from ..selection.sublasso import GROUPS
 
-__all__ = ["SELECT_CHOICES", "resolve_selector", "auto_selector", "needs_row_count",
-           "run_selection", "selection_stage", "candidate_columns", "candidate_terms",
-           "candidate_factor_terms", "selected_terms", "check_groups",
+__all__ = ["SELECT_CHOICES", "resolve_selector", "selection_mode", "auto_selector",
+           "needs_row_count", "run_selection", "selection_stage", "candidate_columns",
+           "candidate_terms", "candidate_factor_terms", "selected_terms", "check_groups",
            "check_bounds_arg", "check_bounds_for", "bounds_for_kept"]
 
 #: Values accepted by ``select=``.
@@ -108,6 +108,27 @@ def resolve_selector(select, n_candidates: int, k: int) -> tuple[str | None, str
         return None, (f"select={select!r} skipped: the formula has {n_candidates} candidate "
                       f"terms, not more than k={k}; its budget share went to the regression.")
     return select, None
+
+
+def selection_mode(select, selects_all: bool, k: int | None) -> str | None:
+    """Whether and how ``dp_lm`` selects before the private row count is known: None (the
+    formula is fitted as written), ``"auto"`` or the named selector.
+
+    ``select="auto"`` selects only when the formula uses ``.`` (``selects_all``, read from the
+    formula text by :func:`dpstats.pipeline.auto.formula_selects`) or ``k`` is given; an
+    explicit formula is fitted as written. How many terms (``k=None``) is decided after the
+    row count (:func:`dpstats.pipeline.auto.decide`).
+
+    >>> selection_mode("auto", False, None), selection_mode("auto", True, None)
+    (None, 'auto')
+    >>> selection_mode("kendall", False, None), selection_mode("auto", False, 3)
+    ('kendall', 'auto')
+    """
+    if select is None:
+        return None
+    if select == "auto" and not selects_all and k is None:
+        return None
+    return select
 
 
 def auto_selector(n_noisy: float, n_candidates: int, k: int, eps_sel: float) -> str:

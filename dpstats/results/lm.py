@@ -136,6 +136,9 @@ class DPLMResult:
     clip: tuple | None = None
     #: The L1 radius of a Frank-Wolfe fit (public, on the [-1, 1] scale); None otherwise.
     l1_radius: float | None = None
+    #: Why ``method="auto"`` chose ``method`` (from the released row count and public values
+    #: only; :mod:`dpstats.pipeline.auto`); None when the method was given.
+    method_choice: str | None = None
 
     # -- budget ----------------------------------------------------------------------------
     @property
