@@ -86,7 +86,7 @@ OPTIONS = OptionSpec(LINEAR_OPTIONS.options + (
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
-             centre: object = "auto", identify: str = "regroup", ridge: float = 1e-6,
+             centre: object = "auto", identify: str = "auto", ridge: float = 1e-6,
              names=None, stage: str = "regression") -> Estimate:
     """Private logistic regression by the Tukey mechanism (subsample and aggregate).
 
@@ -108,7 +108,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     centre : "auto", None or array
         ``"auto"``: private column medians (sensitivity-1 exponential mechanism per column,
         see :mod:`dpstats.estimators.tukey.centre`); an array: public centres; None: no centring.
-    identify : {"regroup", "votes", "off"}
+    identify : {"auto", "regroup", "votes", "off"}
         As in :func:`dpstats.estimators.tukey.linear.estimate` (identification depends on
         the design only, so it is the same for logistic fits).
     ridge : float

@@ -3,10 +3,10 @@
 1. Each row draws a group label uniformly from {0..m-1}; adding or removing one row changes
    exactly one group and hence one model (shuffle-and-cut would shift every later group).
 2. OLS on every group at once (:func:`dpstats._kernels.tukey.group_ols`), and which
-   coefficients each group's rows identify (:func:`identified`). By default the number of
-   groups identifying the worst-identified coefficient is released (Laplace) and, when a
-   factor level is rare, the rows are partitioned again into fewer, larger groups
-   (:mod:`.identify`).
+   coefficients each group's rows identify (:func:`identified`). By default, when the design
+   has a factor, the number of groups identifying the worst-identified coefficient is
+   released (Laplace) and, when a level is rare, the rows are partitioned again into fewer,
+   larger groups (:mod:`.identify`).
 3. A tiny data-independent, scale-relative jitter breaks ties; models are sorted per coordinate,
    each voting only on the coefficients it identifies
    (:func:`dpstats.mechanisms.tukey_em.sort_with_neutral_votes`: same sensitivity-1 depth).
@@ -36,7 +36,13 @@ from ...mechanisms.tukey_em import restricted_tukey_em, sort_with_neutral_votes
 from ...validation import Option, OptionSpec, validate_options
 from ..outcome import Estimate, Withheld
 from .centre import CENTRE_SHARE, private_centre
-from .identify import ID_SHARE, IDENTIFY, regrouped_models, released_identified
+from .identify import (
+    ID_SHARE,
+    IDENTIFY,
+    regrouped_models,
+    released_identified,
+    resolve_identify,
+)
 
 __all__ = ["estimate", "fit_models", "jitter_sort", "MIN_MODELS", "OPTIONS", "COMMON"]
 
@@ -119,9 +125,10 @@ OPTIONS = OptionSpec((
            doc="how one row changes the models, for the PTR accounting"),
     Option("centre", "any", "auto", check=_check_centre,
            doc="'auto' (private medians), None, or an array of public centres"),
-    Option("identify", "choice", "regroup", choices=IDENTIFY,
+    Option("identify", "choice", "auto", choices=IDENTIFY,
            doc="groups vote only on coefficients they identify; 'regroup' also uses fewer "
-               "models when a level is rare (see estimators/tukey/identify.py)"),
+               "models when a level is rare; 'auto': 'regroup' with a factor, else 'off' "
+               "(see estimators/tukey/identify.py)"),
 ))
 
 
@@ -168,7 +175,7 @@ def _ptr_release(S, t: int, params, delta: float, lemma: str, c, intercept_col, 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
-             centre: object = "auto", identify: str = "regroup", names=None,
+             centre: object = "auto", identify: str = "auto", names=None,
              stage: str = "regression", fitter=None) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
@@ -192,13 +199,15 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         :func:`dpstats.mechanisms.ptr.ptr_parameters`.
     intercept_col : int or None
         Index of the intercept column; centring needs one (it absorbs the shift).
-    identify : {"regroup", "votes", "off"}
+    identify : {"auto", "regroup", "votes", "off"}
         ``"votes"``: a group votes only on the coefficients its rows identify (a factor level
-        absent from it, a column constant in it: :mod:`.identify`); ``"regroup"`` (default)
-        also releases how many groups identify the worst-identified coefficient
+        absent from it, a column constant in it: :mod:`.identify`); ``"regroup"`` also
+        releases how many groups identify the worst-identified coefficient
         (:data:`~.identify.ID_SHARE` of eps, Laplace) and refits on fewer, larger groups when a
         level is rare (:func:`~.identify.regrouped_models`; ``Estimate.m`` is the number used);
-        ``"off"``: every group votes on every coefficient (before issue 15).
+        ``"off"``: every group votes on every coefficient (before issue 15); ``"auto"``
+        (default): ``"regroup"`` when a column name is a factor's dummy (``g[T.a]``) or
+        ``names`` is None, else ``"off"`` (:func:`~.identify.resolve_identify`: public names).
     centre : "auto", None or array
         ``"auto"`` spends :data:`~dpstats.estimators.tukey.centre.CENTRE_SHARE` of ``eps`` on
         private column medians and fits the groups on centred columns (see
@@ -229,6 +238,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         return Estimate(params=None, released=False, withheld=Withheld.TOO_FEW_MODELS,
                         m=m, max_depth=max_depth(m), details={"t": t})
     eps_stage = eps
+    identify = resolve_identify(identify, names)
     c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage)
     eps_id = ID_SHARE * eps_stage if identify == "regroup" else 0.0
     eps -= eps_c + eps_id

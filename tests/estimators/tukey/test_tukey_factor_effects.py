@@ -44,9 +44,10 @@ def diamonds():
     return df, dict(zip(CONTRASTS, ols[2:], strict=True))
 
 
-def _median_contrasts(df, identify, seeds=(0, 1, 2), eps=10.0):
+def _median_contrasts(df, identify=None, seeds=(0, 1, 2), eps=10.0):
+    opts = {} if identify is None else {"identify": identify}
     fits = [dp.dp_lm("price ~ carat + cut", df, eps=eps, delta=1e-5, method="tukey",
-                     select=None, random_state=s, identify=identify) for s in seeds]
+                     select=None, random_state=s, **opts) for s in seeds]
     assert all(f.released for f in fits)
     return {c: float(np.median([f.params[c] for f in fits])) for c in CONTRASTS}
 
@@ -57,7 +58,7 @@ def _relative_errors(got, ols):
 
 def test_cut_contrasts_within_15_percent_of_ols(diamonds):
     df, ols = diamonds
-    err = _relative_errors(_median_contrasts(df, "regroup"), ols)
+    err = _relative_errors(_median_contrasts(df), ols)          # the default: "auto"
     assert max(err.values()) < 0.15, err
 
 
@@ -135,7 +136,9 @@ def test_numeric_designs_are_unchanged_by_identified_votes():
     rng = np.random.default_rng(6)
     X = np.c_[np.ones(6000), rng.normal(size=(6000, 3))]
     y = X @ [1.0, 2.0, -1.0, 0.5] + rng.normal(size=6000)
-    a, b = (dp.dp_lm("y ~ .", pd.DataFrame(np.c_[X[:, 1:], y], columns=["a", "b", "c", "y"]),
-                     eps=2.0, delta=1e-5, method="tukey", select=None, random_state=3,
-                     identify=mode) for mode in ("votes", "off"))
+    frame = pd.DataFrame(np.c_[X[:, 1:], y], columns=["a", "b", "c", "y"])
+    a, b, c = (dp.dp_lm("y ~ .", frame, eps=2.0, delta=1e-5, method="tukey", select=None,
+                        random_state=3, identify=mode) for mode in ("votes", "off", "auto"))
     np.testing.assert_array_equal(a.params, b.params)
+    np.testing.assert_array_equal(c.params, b.params)     # "auto" without a factor is "off"
+    assert len(c.ledger) == len(b.ledger)
