@@ -249,12 +249,15 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     ident = identified(X, labels, m, c, intercept_col) if identify != "off" else None
     if eps_id:
         noisy = released_identified(ident, eps_id, rng, ledger, stage)
-        m_new = regrouped_models(noisy, m, X.shape[1], eps_stage, delta, lemma, accounting)
+        m_new, votes = regrouped_models(noisy, m, X.shape[1], eps_stage, delta, lemma,
+                                        accounting)
         if m_new < m:      # a fresh partition into fewer, larger groups
             m = m_new
             labels = partition_labels(X.shape[0], m, rng)
             models = fit(X, y, labels, m)
-            ident = identified(X, labels, m, c, intercept_col)
+            ident = identified(X, labels, m, c, intercept_col) if votes else None
+        elif not votes:    # too few identifying groups for PTR: every group votes (as before)
+            ident = None
     D = max_depth(m)
     t = D // 2
     facts = {"m": m, "max_depth": D, "details": {"t": t}}
