@@ -78,45 +78,58 @@ def resolve_identify(identify: str, names) -> str:
 
 
 def released_identified(ident: np.ndarray, eps: float, rng: np.random.Generator,
-                        ledger: Ledger | None, stage: str) -> float:
-    """``min_j #{groups identifying coordinate j} + Laplace(1/eps)`` (charged: eps, 0).
+                        ledger: Ledger | None, stage: str) -> np.ndarray:
+    """``m_j = #{groups identifying coordinate j}`` for every j, plus Laplace noise of scale
+    ``p / eps`` each (charged: eps, 0).
 
-    Sensitivity 1 under add/remove one row: the row changes one group, whose identification set
-    may change, so each count moves by at most 1 and so does their minimum.
+    L1 sensitivity p under add/remove one row: the row changes one group, whose identification
+    set may change, so each of the p counts moves by at most 1.
     """
-    count = float(np.asarray(ident, dtype=bool).sum(axis=0).min())
-    return laplace(count, 1.0, eps, rng, ledger, stage=stage,
-                   what="fewest Tukey groups identifying a coefficient")
+    counts = np.asarray(ident, dtype=bool).sum(axis=0).astype(np.float64)
+    return np.atleast_1d(laplace(counts, float(counts.size), eps, rng, ledger, stage=stage,
+                                 what="Tukey groups identifying each coefficient"))
 
 
-def regrouped_models(noisy_count: float, m: int, p: int, eps_tukey: float, delta: float,
-                     lemma: str = "8.5", accounting: str = "swap") -> tuple[int, bool]:
-    """Number of models after the identification release, and whether identified votes can
-    be used with it (public functions of the release).
+def _identifying(m1: int, rows: np.ndarray) -> np.ndarray:
+    """Expected number of groups out of ``m1`` that hold one of ``rows`` rows (Poisson)."""
+    return m1 * -np.expm1(-rows / m1)
 
-    ``m1 = min(m, max(c / ROWS_PER_LEVEL, SAFETY * m_needed))`` with ``c = -m ln(1 - rho)``.
-    Identified votes need a long enough depth ladder in the worst-identified coordinate: its
-    expected ``m1 (1 - exp(-c / m1))`` identifying groups must reach ``m1 / 4 + m_needed / 2``:
-    its ladder then rises about ``m_needed / 4`` above the restriction ``t = m1 / 4`` (its
-    neutral votes give it ``H ~ m1 / 8``, its own models half their number), as a fully
-    identified Gaussian cloud of ``m_needed`` models does; otherwise PTR would almost surely
-    fail, and the fit (on the ``m1`` groups) falls back to every group voting (the aggregation
-    before issue 15: released, but the rare level's effect is pulled towards 0). Diamonds'
-    first 5,000 rows at eps = 2 (Fair 275 rows, 480 models, about 160 groups identifying):
-    PTR failed 6/6 with identified votes, passes 4/6 with the fallback.
 
-    >>> regrouped_models(1000.0, 3000, 6, 10.0, 1e-5)
-    (244, True)
-    >>> regrouped_models(2999.0, 3000, 6, 10.0, 1e-5)
-    (3000, True)
-    >>> regrouped_models(160.0, 480, 6, 2.0, 1e-5)
-    (456, False)
+def regrouped_models(noisy_counts, m: int, p: int, eps_tukey: float, delta: float,
+                     lemma: str = "8.5", accounting: str = "swap") -> tuple[int, np.ndarray]:
+    """Number of models after the identification release, and in which coordinates the
+    groups vote only where identified (public functions of the release).
+
+    With ``rho_j`` the released fraction of groups identifying j, coordinate j is missing
+    from a group with probability ``1 - rho_j``, as a level of about
+    ``c_j = -m ln(1 - rho_j)`` rows would be (Poisson). Identified votes need a long enough
+    depth ladder in coordinate j: its expected ``m1 (1 - exp(-c_j / m1))`` identifying groups
+    must reach ``m1 / 4 + m_needed / 2``: the ladder then rises about ``m_needed / 4`` above
+    the restriction ``t = m1 / 4`` (the neutral votes give it ``H ~ m1 / 8``, its own models
+    half their number), as a fully identified Gaussian cloud of ``m_needed`` models does
+    (:func:`~dpstats.estimators.tukey.choose_m.models_needed`). A coordinate that cannot meet
+    this even at the fewest models PTR allows (``SAFETY * m_needed``: a declared level no row
+    has, a very rare one) keeps every group's vote (the aggregation before issue 15: its
+    effect is pulled towards 0, an empty level's to exactly 0) and does not drive m. The
+    others get ``m1 = min(m, max(min_j c_j / ROWS_PER_LEVEL, SAFETY * m_needed))`` models.
+    Diamonds' first 5,000 rows at eps = 2 (Fair 275 rows, 480 models, about 160 groups
+    identifying the worst coefficient): PTR failed 6/6 with identified votes everywhere; with
+    this rule 3/6 fits are released (the old aggregation 5/6): the noisy counts sit near the
+    boundary, so some fits still give a cut coefficient identified votes and fail PTR.
+
+    >>> regrouped_models([3000, 1000, 2000], 3000, 3, 10.0, 1e-5)
+    (244, array([ True,  True,  True]))
+    >>> regrouped_models([480, 160, 0], 480, 3, 2.0, 1e-5)
+    (480, array([ True, False, False]))
     """
-    rho = min(max(noisy_count / m, 0.0), 1.0)
-    if rho >= 1.0 - math.exp(-ROWS_PER_LEVEL):
-        return m, True
-    rows = -m * math.log1p(-rho)                     # Poisson: P(absent) = exp(-rows / m)
+    rho = np.clip(np.asarray(noisy_counts, dtype=np.float64) / m, 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        rows = -m * np.log1p(-rho)                  # +inf where every group identifies
     needed = models_needed(p, eps_tukey, delta, lemma, accounting)
-    m1 = int(min(m, max(math.ceil(rows / ROWS_PER_LEVEL), math.ceil(SAFETY * needed))))
-    identifying = m1 * -math.expm1(-rows / m1)
-    return m1, identifying >= m1 / 4 + needed / 2
+    floor = min(m, math.ceil(SAFETY * needed))
+    helpable = _identifying(floor, rows) >= floor / 4 + needed / 2
+    short = helpable & (rho < 1.0 - math.exp(-ROWS_PER_LEVEL))
+    m1 = m
+    if short.any():
+        m1 = int(min(m, max(math.ceil(rows[short].min() / ROWS_PER_LEVEL), floor)))
+    return m1, _identifying(m1, rows) >= m1 / 4 + needed / 2

@@ -255,9 +255,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
             m = m_new
             labels = partition_labels(X.shape[0], m, rng)
             models = fit(X, y, labels, m)
-            ident = identified(X, labels, m, c, intercept_col) if votes else None
-        elif not votes:    # too few identifying groups for PTR: every group votes (as before)
-            ident = None
+            ident = identified(X, labels, m, c, intercept_col)
+        ident[:, ~votes] = True    # too rarely identified for PTR: every group votes there
     D = max_depth(m)
     t = D // 2
     facts = {"m": m, "max_depth": D, "details": {"t": t}}
