@@ -149,7 +149,7 @@ OPTIONS = OptionSpec((
     Option("q", "real", BOUNDS_Q, range=(0.0, 0.5),
            doc="tail mass outside each bound of bounds_method='quantile'"),
     Option("rho", "real", RHO, range=(0.0, 1.0), doc="failure probability of the ridge rule"),
-    Option("inference_share", "real", INFERENCE_SHARE, range=(0.0, 1.0),
+    Option("inference_share", "real", INFERENCE_SHARE, range=(0.0, 1.0), closed=(True, False),
            doc="share of eps for the residual sum of squares behind the standard errors "
                "(0: no standard errors; 'paper' variant: none)"),
 ), finish=_finish)

@@ -89,6 +89,12 @@ def coef_inference(est, columns, keep: list[int], method: str, options, selected
                   NO_INFERENCE.get("paper" if variant == "paper" else method,
                                    f"method {method!r} releases no standard errors"))
         return CoefInference.none(columns, reason)
+    if inf.method == "ridge":
+        return CoefInference.none(columns, "AdaSSP's released adaptive ridge is positive (too "
+                                           "few rows for this eps and number of columns): its "
+                                           "bias depends on the unknown coefficients, so no "
+                                           "interval would cover; more rows, a larger eps or "
+                                           "fewer columns (or method='bas') give intervals")
     if inf.method == "none":
         return CoefInference.none(columns, "the released statistics do not support standard "
                                            "errors for this fit (e.g. no intercept column)")

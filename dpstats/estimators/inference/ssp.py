@@ -40,6 +40,10 @@ __all__ = ["release_rss", "ssp_inference", "affine_matrix", "INFERENCE_SHARE", "
 INFERENCE_SHARE = 0.05
 #: Bootstrap draws.
 DRAWS = 1000
+#: Residuals are clipped to ``[-RESID_CLIP, RESID_CLIP]`` (mapped scale) ...
+RESID_CLIP = 1.0
+#: ... so one row adds at most ``RESID_CLIP^2 = 1`` to the sum: its L1 sensitivity.
+RSS_SENSITIVITY = 1.0
 #: Ledger stage of the inference release.
 STAGE = "inference"
 REFERENCE = ("Ferrando, Wang & Sheldon (AISTATS 2022), parametric bootstrap of the released "
@@ -57,8 +61,8 @@ def release_rss(X: np.ndarray, y: np.ndarray, theta: np.ndarray, eps: float, rng
     Neighbours: add/remove one row; ``theta`` is an already released value, so one row changes
     the sum by at most 1 (L1 sensitivity 1; adaptive composition with the fit).
     """
-    r = np.clip(y - X @ theta, -1.0, 1.0)
-    return laplace(float(r @ r), 1.0, eps, rng, ledger, stage=stage,
+    r = np.clip(y - X @ theta, -RESID_CLIP, RESID_CLIP)
+    return laplace(float(r @ r), RSS_SENSITIVITY, eps, rng, ledger, stage=stage,
                    what="sum of squared residuals of the released fit, each clipped to "
                         "[-1, 1] (mapped data)")
 
@@ -77,16 +81,6 @@ def _sigma2_draws(rss_noisy: float, eps_inf: float, dof: float, B: int) -> np.nd
     """Residual variances consistent with the released RSS (its Laplace noise propagated)."""
     lap = simulation_noise({"lap": (B,)}, {"lap": "laplace"}, seed=7)["lap"]
     return np.maximum(rss_noisy - lap / eps_inf, 0.0) / dof
-
-
-def _bias_error(G: np.ndarray, beta: np.ndarray, sigma2: np.ndarray, noise: dict,
-                ridge: float) -> np.ndarray:
-    """Draws of the error of the simulated ridge bias: ``R (b* - beta)``, ``R = ridge (G +
-    ridge I)^-1``, ``b*`` the ridge-free solve of simulated statistics (AdaSSP only)."""
-    p = beta.size
-    R = ridge * np.linalg.inv(G + ridge * np.eye(p))
-    plug = adassp_draws(G, beta, sigma2, **noise, no_ridge=True)
-    return (plug - beta) @ R.T
 
 
 def _covariance(D: np.ndarray) -> np.ndarray:
@@ -112,10 +106,11 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     ``gram_noisy`` and ``theta`` are on the scale the method solved on; the bootstrap's
     plug-in coefficients are the ridge-free solve ``G^-1 xty`` of the released statistics when
     ``xty`` (released ``X'y``) is given, else ``theta``: a plug-in already shrunk by the
-    ridge would understate the ridge's bias. With a released ``ridge > 0`` (AdaSSP), the
-    ridge's bias ``-ridge (G + ridge I)^-1 beta`` is estimated from that plug-in, whose own
-    error is added to every draw (:func:`_bias_error`): conservative, and wide when the ridge
-    dominates. ``M`` maps that scale's
+    ridge would understate the ridge's bias. With a released ``ridge > 0`` (AdaSSP) there are
+    no intervals (``method="ridge"``): the ridge's bias ``-ridge (G + ridge I)^-1 beta``
+    depends on the unknown coefficients, and every plug-in correction measured
+    (benchmarks/coverage.py; the ridge-free solve as plug-in, with or without its own error
+    propagated) under-covered or was uninformative. ``M`` maps that scale's
     coefficients to the original one; ``noise`` holds the released noise scales and the
     method's constants (see :mod:`~dpstats.estimators.inference.simulate`); ``unusable``:
     positions (original order) that get NaN.
@@ -126,6 +121,8 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
                     covers="")
     if not (np.isfinite(dof) and dof >= 1 and np.isfinite(rss_noisy)):
         return nan
+    if ridge > 0:
+        return Inference(cov=nan.cov, method="ridge", reference="", share=share, covers="")
     sigma2 = _sigma2_draws(rss_noisy, eps_inf, dof, draws)
     G = plugin_gram(gram_noisy, max(noise["sigma_gram"], 1e-12 * abs(np.trace(gram_noisy))))
     fn = adassp_draws if kind == "adassp" else bas_draws
@@ -135,8 +132,6 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     except np.linalg.LinAlgError:
         return nan
     D = (thetas - beta) @ M.T
-    if xty is not None and ridge > 0:
-        D = D + _bias_error(G, beta, sigma2, noise, ridge) @ M.T
     cov = _covariance(D)
     bad = [j for j in unusable] + list(np.flatnonzero(~np.isfinite(np.diag(cov))))
     cov[bad, :] = np.nan
