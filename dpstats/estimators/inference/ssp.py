@@ -9,8 +9,8 @@ Neighbours: add/remove one row. Two sources of error are accounted for:
   Bootstrap for Differentially Private Confidence Intervals", AISTATS 2022): plug in the
   released Gram matrix (made positive definite) and coefficients, draw ``X'y``, add fresh noise
   of the released scales to every statistic, re-run the adaptive ridge and the solve (or the
-  boosting rounds). The ridge's shrinkage is part of the simulated error (intervals use the
-  mean squared error, bias included).
+  boosting rounds). Intervals are the bootstrap's symmetric ones (bias included). AdaSSP with
+  a positive released ridge gets none (see :func:`ssp_inference`).
 * **Sampling.** ``X'y`` given the design is drawn ``N(G beta, sigma^2 G)``; ``sigma^2`` comes
   from :func:`release_rss`, the sum of squared residuals of the released fit with each
   residual clipped to ``[-1, 1]`` on the mapped scale (L1 sensitivity 1: one row adds at most
