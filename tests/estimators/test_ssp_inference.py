@@ -3,7 +3,7 @@
 Fast versions: small cells with public bounds (so the target is the model's coefficient: the
 box holds the data), enough replications to see under-coverage, and a deliberately broken
 variant (intervals without the privacy-noise term) that must under-cover in the same cell.
-The full grid is ``benchmarks/coverage.py``.
+The full grid is ``benchmarks/interval_coverage.py``.
 """
 
 from __future__ import annotations

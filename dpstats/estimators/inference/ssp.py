@@ -109,7 +109,7 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     ridge would understate the ridge's bias. With a released ``ridge > 0`` (AdaSSP) there are
     no intervals (``method="ridge"``): the ridge's bias ``-ridge (G + ridge I)^-1 beta``
     depends on the unknown coefficients, and every plug-in correction measured
-    (benchmarks/coverage.py; the ridge-free solve as plug-in, with or without its own error
+    (benchmarks/interval_coverage.py; the ridge-free solve as plug-in, with or without its own error
     propagated) under-covered or was uninformative. ``M`` maps that scale's
     coefficients to the original one; ``noise`` holds the released noise scales and the
     method's constants (see :mod:`~dpstats.estimators.inference.simulate`); ``unusable``:

@@ -20,9 +20,11 @@ holding the true coefficient, over coefficients and fits with an interval), ``co
 (the worst coefficient), ``width_ratio`` (median over fits and coefficients of the private
 interval width divided by the classical non-private interval's on the same data), seconds.
 
-Prints a table with progress; writes benchmarks/results/coverage.csv (``--out``).
+Prints a table with progress; writes benchmarks/results/coverage.csv (``--out``). (Not named
+``coverage.py``: run from ``benchmarks/``, that name would shadow the ``coverage`` package that
+numba imports, breaking every benchmark script there.)
 
-    nice python benchmarks/coverage.py [--reps 500] [--cells all|centre,n=2000,...]
+    nice python benchmarks/interval_coverage.py [--reps 500] [--cells all|centre,n=2000,...]
         [--methods default,adassp,bas,...] [--jobs 1] [--fast]
 
 ``--fast``: 20 reps, the centre cell and n = 2,000 only, AdaSSP and BAS (a smoke test).
