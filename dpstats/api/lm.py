@@ -58,8 +58,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         Frank-Wolfe on an L1 ball (001); ``"dpgd"``: DP gradient descent (needs tuning);
         ``"ols"``: least squares, NOT PRIVATE (a baseline; it warns).
     m : "auto" or int
-        Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count
-        (``method="auto"`` and ``k=None`` spend it too).
+        Number of Tukey models; ``"auto"``: from the private row count.
     split : dict, optional
         Shares ``{"levels", "n", "selection", "regression"}`` of eps (levels: of delta too);
         default 5% / 5% / 5% / the rest; unused shares go to the regression.
@@ -69,7 +68,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     groups : "auto", "sqrt" or int
         SubLasso groups: ``n_hat / p`` (003), ``sqrt(n_hat)`` (Kifer's two-stage) or a count.
     budget : Budget, optional
-        Shared accountant, checked before the data is touched.
+        Shared accountant, checked before the data are touched.
     random_state : int, Generator or None
         None (default): the OS CSPRNG. Else reproducible, and the summary says not for release.
     lemma, accounting : str
@@ -95,9 +94,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     >>> fit = dp.dp_lm("median_house_value ~ .", df, eps=1.0, random_state=0)
     >>> fit.released, fit.method
     (True, 'tukey')
-    >>> fit = dp.dp_lm("median_house_value ~ median_income + latitude", df, eps=1.0,
-    ...                method="bas", random_state=0)
-    >>> fit.selected      # an explicit formula is fitted as written
+    >>> dp.dp_lm("median_house_value ~ median_income", df, eps=1.0, random_state=0).selected
     []
     """
     request = build_request("lm", formula, data, eps=eps, delta=delta, method=method,
