@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .lasso_path import homotopy_at_grid
-from .runtime import all_finite, kernel_threads, watch_compiles
+from .runtime import all_finite, run_chunks, watch_compiles
 
 __all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
            "lasso_topk_support_reference", "support_votes"]
@@ -178,13 +178,23 @@ def _top_by(values, eligible, taken, count, out, start):
 
 @njit(cache=True)
 def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
-    """Path fit of one group; ``Xt`` (d x n_g) and ``y`` are overwritten (standardised)."""
+    """Path fit of one group; ``Xt`` (d x n_g) and ``y`` are overwritten (standardised).
+
+    Plain loops rather than array expressions: the same sums in the same order (numba's
+    ``mean``/``sum`` add sequentially), with far less to compile.
+    """
     d, ng = Xt.shape
-    ymean = y.mean()
-    ymax = np.abs(y).max()
+    ymean = 0.0
+    ymax = 0.0
+    for i in range(ng):
+        ymean += y[i]
+        ymax = max(ymax, abs(y[i]))
+    ymean /= ng
+    ss = 0.0
     for i in range(ng):
         y[i] -= ymean
-    ysd = math.sqrt((y * y).sum() / ng)
+        ss += y[i] * y[i]
+    ysd = math.sqrt(ss / ng)
     if ysd <= _CONST_REL * ymax:
         return
     colsq = np.zeros(d)
@@ -192,8 +202,12 @@ def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
     for j in range(d):
         if not keep[j]:
             continue
-        mean = Xt[j].mean()
-        xmax = np.abs(Xt[j]).max()
+        mean = 0.0
+        xmax = 0.0
+        for i in range(ng):
+            mean += Xt[j, i]
+            xmax = max(xmax, abs(Xt[j, i]))
+        mean /= ng
         ss = 0.0
         for i in range(ng):
             Xt[j, i] -= mean
@@ -206,18 +220,24 @@ def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
         for i in range(ng):
             Xt[j, i] /= sd
             g += Xt[j, i] * y[i]
-        colsq[j] = (Xt[j] * Xt[j]).sum()
+        sq = 0.0
+        for i in range(ng):
+            sq += Xt[j, i] * Xt[j, i]
+        colsq[j] = sq
         corr[j] = abs(g) / ng
+    alpha_max = 0.0
+    n_keep = 0
     for j in range(d):
         keep[j] = keep[j] and corr[j] > _ZERO_CORR_REL * ysd
-    alpha_max = corr.max()
+        alpha_max = max(alpha_max, corr[j])
+        if keep[j]:
+            n_keep += 1
+        else:
+            colsq[j] = 0.0          # never enters the fit
     if alpha_max <= _ZERO_CORR_REL * ysd:
         return
-    for j in range(d):
-        if not keep[j]:
-            colsq[j] = 0.0          # never enters the fit
     # at most n_g - 1 coefficients can be active after centring: stop as soon as that is reached
-    target = min(k, ng - 1, np.count_nonzero(keep))
+    target = min(k, ng - 1, n_keep)
     beta = np.zeros(d)
     if not homotopy_at_grid(Xt, y, keep, alpha_max, target, n_alphas, min_ratio, beta):
         beta[:] = 0.0          # degenerate path (collinear actives): coordinate descent
@@ -225,19 +245,29 @@ def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
         for step in range(1, n_alphas):
             alpha = alpha_max * min_ratio ** (step / (n_alphas - 1))
             _cd_solve(Xt, r, beta, colsq, alpha, max_iter, tol * ysd)
-            if np.count_nonzero(beta) >= target:
+            nonzero = 0
+            for j in range(d):
+                if beta[j] != 0.0:
+                    nonzero += 1
+            if nonzero >= target:
                 break
     taken = np.zeros(d, dtype=np.bool_)
-    m = _top_by(np.abs(beta), beta != 0.0, taken, k, out, 0)
+    size = np.empty(d)
+    active = np.empty(d, dtype=np.bool_)
+    for j in range(d):
+        size[j] = abs(beta[j])
+        active[j] = beta[j] != 0.0
+    m = _top_by(size, active, taken, k, out, 0)
     _top_by(corr, keep, taken, k, out, m)
 
 
-@njit(cache=True, parallel=True)
-def _support_kernel(X, y, order, offsets, keep, k, n_alphas, min_ratio, max_iter, tol):
+# Serial, releasing the GIL: :func:`.runtime.run_chunks` runs ranges of groups on threads.
+# A ``parallel=True`` loop over the groups cost about 4 s more to compile on a cold cache.
+@njit(cache=True, nogil=True)
+def _support_kernel(X, y, order, offsets, keep, k, n_alphas, min_ratio, max_iter, tol, out,
+                    g0, g1):
     d = X.shape[1]
-    n_groups = offsets.shape[0] - 1
-    out = np.full((n_groups, k), -1, dtype=np.int64)
-    for g in prange(n_groups):
+    for g in range(g0, g1):
         lo = offsets[g]
         ng = offsets[g + 1] - lo
         if ng < _MIN_ROWS:
@@ -250,7 +280,11 @@ def _support_kernel(X, y, order, offsets, keep, k, n_alphas, min_ratio, max_iter
             for j in range(d):
                 Xt[j, i] = X[row, j]
         _group_support(Xt, yg, keep.copy(), k, n_alphas, min_ratio, max_iter, tol, out[g])
-    return out
+
+
+def _writeable(a: np.ndarray) -> np.ndarray:
+    """``a``, copied when read-only (a read-only array would compile a second variant)."""
+    return a if a.flags.writeable else a.copy()
 
 
 def _prepare_groups(X, y, group_labels, n_groups, k, intercept_col, n_alphas, alpha_min_ratio):
@@ -269,7 +303,8 @@ def _prepare_groups(X, y, group_labels, n_groups, k, intercept_col, n_alphas, al
                          f"{intercept_col!r}")
     if int(n_alphas) < 2 or not 0 < alpha_min_ratio < 1:
         raise ValueError("need n_alphas >= 2 and 0 < alpha_min_ratio < 1")
-    X = np.ascontiguousarray(X)                 # one compiled layout
+    X = _writeable(np.ascontiguousarray(X))     # one compiled layout and type
+    y = _writeable(np.ascontiguousarray(y))
     order = np.argsort(labels, kind="stable").astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=int(n_groups)))))
     keep = np.ones(d, dtype=np.bool_)
@@ -330,9 +365,10 @@ def lasso_topk_support(X, y, group_labels, n_groups: int, k: int, intercept_col:
     """
     X, y, order, offsets, keep = _prepare_groups(X, y, group_labels, n_groups, k,
                                                  intercept_col, n_alphas, alpha_min_ratio)
-    with kernel_threads(X.size):
-        return _support_kernel(X, y, order, offsets, keep, int(k), int(n_alphas),
-                               float(alpha_min_ratio), int(max_iter), float(tol))
+    out = np.full((int(n_groups), int(k)), -1, dtype=np.int64)
+    run_chunks(_support_kernel, int(n_groups), X.size, X, y, order, offsets, keep, int(k),
+               int(n_alphas), float(alpha_min_ratio), int(max_iter), float(tol), out)
+    return out
 
 
 def support_votes(support, d: int) -> np.ndarray:

@@ -33,11 +33,12 @@ import os
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["single_threaded_blas", "kernel_threads", "PARALLEL_MIN_WORK", "all_finite",
-           "watch_compiles", "compile_notice", "COMPILING"]
+__all__ = ["single_threaded_blas", "kernel_threads", "run_chunks", "one_signature",
+           "PARALLEL_MIN_WORK", "all_finite", "watch_compiles", "compile_notice", "COMPILING"]
 
 #: Inputs with fewer entries (rows x columns) than this run a parallel kernel on one thread.
 PARALLEL_MIN_WORK = 1 << 18
@@ -119,6 +120,43 @@ def kernel_threads(work: int):
         yield
     finally:
         numba.set_num_threads(before)
+
+
+def run_chunks(kernel, count: int, work: int, *args) -> None:
+    """Call ``kernel(*args, lo, hi)`` over ``[0, count)``, split into one contiguous range per
+    thread (as a static ``prange`` would); one range on the calling thread when ``work`` is
+    below :data:`PARALLEL_MIN_WORK` or numba is set to one thread.
+
+    The kernel is a serial ``@njit(nogil=True)`` function writing disjoint outputs per index:
+    it compiles once, with no parallel twin (a ``parallel=True`` loop costs seconds more to
+    compile), and Python threads run its ranges concurrently because it releases the GIL.
+
+    >>> seen = []
+    >>> run_chunks(lambda out, lo, hi: out.append((lo, hi)), 10, 0, seen)
+    >>> seen
+    [(0, 10)]
+    """
+    import numba
+    threads = min(count, numba.get_num_threads()) if work >= PARALLEL_MIN_WORK else 1
+    if threads <= 1:
+        kernel(*args, 0, count)
+        return
+    bounds = [count * t // threads for t in range(threads + 1)]
+    with ThreadPoolExecutor(max_workers=threads - 1) as pool:
+        futures = [pool.submit(kernel, *args, bounds[t], bounds[t + 1])
+                   for t in range(1, threads)]
+        kernel(*args, bounds[0], bounds[1])
+        for future in futures:
+            future.result()
+
+
+def one_signature(dispatcher, signature: str) -> None:
+    """Compile (or load from the cache) ``dispatcher`` for ``signature`` at its first use, and
+    no other variant afterwards (arguments of other layouts convert to it): one compile
+    instead of one per layout, and none at import time."""
+    if not dispatcher.signatures:
+        dispatcher.compile(signature)
+        dispatcher.disable_compile()
 
 
 def all_finite(a) -> bool:
