@@ -29,9 +29,6 @@ __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 
 #: Ranks are int32.
 MAX_ROWS = 2**31 - 1
-#: Below this many rows a stable comparison sort (numpy's mergesort) ranks a column (a radix
-#: sort's fixed cost of its digit histograms would dominate).
-_RADIX_MIN_ROWS = 4096
 #: Digit width of the radix sort (2048 buckets: the histogram stays in L1).
 _DIGIT_BITS = 11
 
@@ -105,11 +102,10 @@ def _ranks_kernel(X, perm, R, lo, hi):
         for i in range(n):
             keys[i] = _float_key(X[perm[i], j])
             idx[i] = i
-        if n < _RADIX_MIN_ROWS:                 # stable: ties keep their row order
-            idx[:] = np.argsort(keys, kind="mergesort")
-            order = idx
-        else:
-            order = _radix_order(keys, idx, keys2, idx2, hist, off)
+        # stable: ties keep their row order. Radix at every n: a comparison sort for small
+        # columns (np.argsort's mergesort) cost about 2 s more to compile on a cold cache, to
+        # save microseconds of digit histograms.
+        order = _radix_order(keys, idx, keys2, idx2, hist, off)
         for r in range(n):
             R[j, order[r]] = r
 
