@@ -171,4 +171,4 @@ def sum_loss_reference(u, y, loss: str) -> float:
     return float(np.sum(np.logaddexp(0.0, -y * u)))
 
 
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

@@ -23,7 +23,7 @@ from numba import njit
 
 from .runtime import one_signature, run_chunks, watch_compiles
 
-watch_compiles()   # before the eager compile of _ranks_kernel below (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)
 
 __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 

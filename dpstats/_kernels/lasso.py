@@ -433,4 +433,4 @@ def lasso_topk_support_reference(X, y, group_labels, n_groups: int, k: int,
     return out
 
 
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

@@ -183,4 +183,4 @@ def homotopy_at_grid(Xt, y, keep, alpha_max, target, n_alphas, min_ratio, beta):
     return False
 
 
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)
