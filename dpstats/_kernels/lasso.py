@@ -31,51 +31,50 @@ _MIN_ROWS = 3
 _ZERO_CORR_REL = 1e-10
 
 
-@njit(cache=True)
-def _sweep(Xt, r, beta, colsq, alpha, active_only):
-    """One cyclic coordinate pass; returns the largest ``|delta b_j| * ||x_j|| / sqrt(n)``."""
-    d, n = Xt.shape
-    biggest = 0.0
-    for j in range(d):
-        if colsq[j] <= 0.0 or (active_only and beta[j] == 0.0):
-            continue
-        cj = colsq[j] / n
-        g = 0.0
-        for i in range(n):
-            g += Xt[j, i] * r[i]
-        z = g / n + cj * beta[j]
-        if z > alpha:
-            new = (z - alpha) / cj
-        elif z < -alpha:
-            new = (z + alpha) / cj
-        else:
-            new = 0.0
-        delta = new - beta[j]
-        if delta != 0.0:
-            for i in range(n):
-                r[i] -= delta * Xt[j, i]
-            beta[j] = new
-            change = abs(delta) * math.sqrt(cj)
-            if change > biggest:
-                biggest = change
-    return biggest
-
-
+# One function for the sweeps (each separate kernel costs its own compile on a cold cache).
 @njit(cache=True)
 def _cd_solve(Xt, r, beta, colsq, alpha, max_iter, tol):
     """Coordinate descent from ``beta`` (with ``r = y - X beta``) until a full sweep moves no
-    coordinate by more than ``tol``; active-set passes in between. Returns sweeps used."""
+    coordinate by more than ``tol``; active-set passes in between. Returns sweeps used.
+
+    A sweep is one cyclic coordinate pass (over the active coordinates only in an active-set
+    pass); its change is the largest ``|delta b_j| * ||x_j|| / sqrt(n)``. After a full sweep
+    above ``tol``, active-set passes run until one is within ``tol``, then a full sweep again.
+    """
+    d, n = Xt.shape
     sweeps = 0
+    active_only = False
     while sweeps < max_iter:
-        change = _sweep(Xt, r, beta, colsq, alpha, False)
+        biggest = 0.0
+        for j in range(d):
+            if colsq[j] <= 0.0 or (active_only and beta[j] == 0.0):
+                continue
+            cj = colsq[j] / n
+            g = 0.0
+            for i in range(n):
+                g += Xt[j, i] * r[i]
+            z = g / n + cj * beta[j]
+            if z > alpha:
+                new = (z - alpha) / cj
+            elif z < -alpha:
+                new = (z + alpha) / cj
+            else:
+                new = 0.0
+            delta = new - beta[j]
+            if delta != 0.0:
+                for i in range(n):
+                    r[i] -= delta * Xt[j, i]
+                beta[j] = new
+                change = abs(delta) * math.sqrt(cj)
+                if change > biggest:
+                    biggest = change
         sweeps += 1
-        if change <= tol:
-            break
-        while sweeps < max_iter:
-            change = _sweep(Xt, r, beta, colsq, alpha, True)
-            sweeps += 1
-            if change <= tol:
+        if biggest <= tol:
+            if not active_only:
                 break
+            active_only = False
+        else:
+            active_only = True
     return sweeps
 
 
@@ -159,24 +158,6 @@ def lasso_cd_reference(X, y, alpha: float, max_iter: int = 100_000,
 
 
 @njit(cache=True)
-def _top_by(values, eligible, taken, count, out, start):
-    """Append to ``out[start:]`` the eligible, not yet taken indices by decreasing ``values``
-    (ties: lower index first) until ``count`` entries are filled; returns the new length."""
-    m = start
-    while m < count:
-        best = -1
-        for j in range(values.shape[0]):
-            if eligible[j] and not taken[j] and (best < 0 or values[j] > values[best]):
-                best = j
-        if best < 0:
-            break
-        taken[best] = True
-        out[m] = best
-        m += 1
-    return m
-
-
-@njit(cache=True)
 def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
     """Path fit of one group; ``Xt`` (d x n_g) and ``y`` are overwritten (standardised).
 
@@ -251,14 +232,26 @@ def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
                     nonzero += 1
             if nonzero >= target:
                 break
+    # report: the active features by decreasing |coefficient|, then the kept ones by decreasing
+    # |correlation|, until k are listed (ties: lower index first)
     taken = np.zeros(d, dtype=np.bool_)
-    size = np.empty(d)
-    active = np.empty(d, dtype=np.bool_)
-    for j in range(d):
-        size[j] = abs(beta[j])
-        active[j] = beta[j] != 0.0
-    m = _top_by(size, active, taken, k, out, 0)
-    _top_by(corr, keep, taken, k, out, m)
+    m = 0
+    for by_corr in (False, True):
+        while m < k:
+            best = -1
+            best_value = 0.0
+            for j in range(d):
+                if taken[j] or not (keep[j] if by_corr else beta[j] != 0.0):
+                    continue
+                value = corr[j] if by_corr else abs(beta[j])
+                if best < 0 or value > best_value:
+                    best = j
+                    best_value = value
+            if best < 0:
+                break
+            taken[best] = True
+            out[m] = best
+            m += 1
 
 
 # Serial, releasing the GIL: :func:`.runtime.run_chunks` runs ranges of groups on threads.

@@ -57,7 +57,7 @@ UNITS = {
     "shuffle": Unit("Fisher-Yates shuffle", "shuffle", ("fisher_yates",), 0.2),
     "kendall": Unit("DPKendall ranks", "kendall_ranks", ("_ranks_kernel", "_discordant_kernel"),
                     1.3),
-    "sublasso": Unit("SubLasso supports", "lasso", ("_support_kernel",), 5.0),
+    "sublasso": Unit("SubLasso supports", "lasso", ("_support_kernel",), 4.0),
     "fw": Unit("Frank-Wolfe gradients", "frank_wolfe",
                ("_derivatives", "_xt_dot", "_vertex_scores", "_sum_loss"), 0.5),
     "tukey": Unit("Tukey group OLS", "tukey", ("_group_ols_kernel",), 13.0),
