@@ -6,8 +6,8 @@ objective as ``statsmodels`` ``OLS.fit_regularized(method="elastic_net", L1_wt=1
 :mod:`.lasso_path`) and reports each group's k leading features, with no alpha and no scale to
 choose. It is non-private work inside a group: its output only enters a vote
 (:func:`support_votes`) in which one row, living in one group, moves every count by at most 1.
-Numpy references (:func:`lasso_cd_reference`, :func:`lasso_topk_support_reference`) implement
-the same definitions with plain cyclic sweeps, for the tests.
+Numpy references (:mod:`.lasso_reference`) implement the same definitions with plain cyclic
+sweeps, for the tests.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from numba import njit
 from .lasso_path import homotopy_at_grid
 from .runtime import all_finite, run_chunks, watch_compiles
 
-__all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
-           "lasso_topk_support_reference", "support_votes"]
+__all__ = ["lasso_cd", "lasso_topk_support", "support_votes"]
 
 #: A column whose within-group SD is below this times its largest |value| counts as constant.
 _CONST_REL = 1e-12
@@ -133,27 +132,6 @@ def lasso_cd(X, y, alpha: float, beta0=None, max_iter: int = 10_000,
     if n > 0:
         _cd_solve(np.ascontiguousarray(X.T), r, beta, colsq, float(alpha), int(max_iter),
                   float(tol) * scale)
-    return beta
-
-
-def lasso_cd_reference(X, y, alpha: float, max_iter: int = 100_000,
-                       tol: float = 1e-12) -> np.ndarray:
-    """Plain-numpy cyclic coordinate descent for the :func:`lasso_cd` objective (for tests)."""
-    X, y = _check_xy(X, y)
-    n, d = X.shape
-    c = (X * X).sum(axis=0) / n
-    beta = np.zeros(d)
-    r = y.copy()
-    for _ in range(max_iter):
-        biggest = 0.0
-        for j in np.flatnonzero(c > 0):
-            z = X[:, j] @ r / n + c[j] * beta[j]
-            new = np.sign(z) * max(abs(z) - alpha, 0.0) / c[j]
-            r -= (new - beta[j]) * X[:, j]
-            biggest = max(biggest, abs(new - beta[j]) * math.sqrt(c[j]))
-            beta[j] = new
-        if biggest <= tol * (math.sqrt(y @ y / n) or 1.0):
-            break
     return beta
 
 
@@ -375,55 +353,6 @@ def support_votes(support, d: int) -> np.ndarray:
     """
     s = np.asarray(support)
     return np.bincount(s[s >= 0].ravel(), minlength=d).astype(np.int64)
-
-
-def lasso_topk_support_reference(X, y, group_labels, n_groups: int, k: int,
-                                 intercept_col: int = -1, *, n_alphas: int = 100,
-                                 alpha_min_ratio: float = 1e-4, tol: float = 1e-9,
-                                 max_iter: int = 100_000) -> np.ndarray:
-    """Plain-numpy version of :func:`lasso_topk_support` (one group at a time; for tests)."""
-    X, y, order, offsets, keep0 = _prepare_groups(X, y, group_labels, n_groups, k,
-                                                  intercept_col, n_alphas, alpha_min_ratio)
-    out = np.full((int(n_groups), int(k)), -1, dtype=np.int64)
-    for g in range(int(n_groups)):
-        rows = order[offsets[g]:offsets[g + 1]]
-        if rows.size < _MIN_ROWS:
-            continue
-        yg = y[rows] - y[rows].mean()
-        ysd = math.sqrt(yg @ yg / rows.size)
-        if ysd <= _CONST_REL * np.abs(y[rows]).max():
-            continue
-        Xg = X[rows] - X[rows].mean(axis=0)
-        sd = np.sqrt((Xg * Xg).mean(axis=0))
-        keep = keep0 & (sd > _CONST_REL * np.abs(X[rows]).max(axis=0))
-        Xg = np.where(keep, Xg / np.where(keep, sd, 1.0), 0.0)
-        corr = np.where(keep, np.abs(Xg.T @ yg) / rows.size, 0.0)
-        keep &= corr > _ZERO_CORR_REL * ysd
-        if corr.max() <= _ZERO_CORR_REL * ysd:
-            continue
-        Xg[:, ~keep] = 0.0
-        c = (Xg * Xg).sum(axis=0) / rows.size
-        beta, r = np.zeros(X.shape[1]), yg.copy()
-        target = min(k, rows.size - 1, int(keep.sum()))
-        for step in range(1, int(n_alphas)):
-            alpha = corr.max() * alpha_min_ratio ** (step / (n_alphas - 1))
-            for _ in range(max_iter):                       # plain cyclic sweeps
-                biggest = 0.0
-                for j in np.flatnonzero(c > 0):
-                    z = Xg[:, j] @ r / rows.size + c[j] * beta[j]
-                    new = np.sign(z) * max(abs(z) - alpha, 0.0) / c[j]
-                    r -= (new - beta[j]) * Xg[:, j]
-                    biggest = max(biggest, abs(new - beta[j]) * math.sqrt(c[j]))
-                    beta[j] = new
-                if biggest <= tol * ysd:
-                    break
-            if np.count_nonzero(beta) >= target:
-                break
-        active = [j for j in np.argsort(-np.abs(beta), kind="stable") if beta[j] != 0][:k]
-        fill = [j for j in np.argsort(-corr, kind="stable") if keep[j] and j not in active]
-        picked = (active + fill)[:k]
-        out[g, :len(picked)] = picked
-    return out
 
 
 watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

@@ -140,12 +140,20 @@ def run_chunks(kernel, count: int, work: int, *args) -> None:
         kernel(*args, 0, count)
         return
     bounds = [count * t // threads for t in range(threads + 1)]
-    with ThreadPoolExecutor(max_workers=threads - 1) as pool:
-        futures = [pool.submit(kernel, *args, bounds[t], bounds[t + 1])
-                   for t in range(1, threads)]
+    pool = _pool(threads - 1)
+    futures = [pool.submit(kernel, *args, bounds[t], bounds[t + 1]) for t in range(1, threads)]
+    try:
         kernel(*args, bounds[0], bounds[1])
+    finally:
         for future in futures:
             future.result()
+
+
+@functools.cache
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """A thread pool kept for the process (a kernel called every iteration, as Frank-Wolfe's
+    gradient is, would otherwise start threads on every call)."""
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpstats-kernel")
 
 
 def one_signature(dispatcher, signature: str) -> None:
