@@ -101,6 +101,19 @@ def test_units_come_from_public_arguments_only():
     assert every == set(UNITS)                                  # every unit is reachable
 
 
+def test_every_unit_names_numba_kernels_and_warms_them():
+    """The table must follow the kernel modules (a renamed or removed kernel fails here; at run
+    time it would only be skipped)."""
+    import importlib
+
+    from dpstats._kernels.prepare import _WARM
+    assert set(_WARM) == set(UNITS)
+    for unit in UNITS.values():
+        module = importlib.import_module(f"dpstats._kernels.{unit.module}")
+        for name in unit.kernels:
+            assert hasattr(getattr(module, name, None), "signatures"), (unit.module, name)
+
+
 def test_a_fit_announces_before_touching_the_data(tmp_path):
     """A request whose kernels are cold says so even when the data make the fit fail."""
     code = ("import pandas as pd, dpstats as dp\n"
