@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--kernels", default="fw,kendall,sublasso")
+    ap.add_argument("--out", type=Path, default=OUT, help="CSV to write")
     args = ap.parse_args(argv)
     rows = []
     print(f"{'kernel':<10} {'base_s':>8} {'this_s':>8} {'ratio':>6}   (n={args.n}, d={args.d})",
@@ -97,12 +98,12 @@ def main(argv: list[str] | None = None) -> None:
                          "this_s": f"{this:.4f}", "ratio": f"{this / base:.3f}",
                          "load": f"{os.getloadavg()[0]:.1f}"})
             print(f"{kernel:<10} {base:>8.3f} {this:>8.3f} {this / base:>6.2f}", flush=True)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("w", newline="") as fh:
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
