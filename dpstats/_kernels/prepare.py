@@ -54,12 +54,12 @@ class Unit:
 
 #: Every unit of numba kernels a fit can call.
 UNITS = {
-    "shuffle": Unit("Fisher-Yates shuffle", "shuffle", ("fisher_yates",), 0.2),
+    "shuffle": Unit("Fisher-Yates shuffle", "shuffle", ("fisher_yates",), 0.4),
     "kendall": Unit("DPKendall ranks", "kendall_ranks", ("_ranks_kernel", "_discordant_kernel"),
                     1.3),
     "sublasso": Unit("SubLasso supports", "lasso", ("_support_kernel",), 4.0),
     "fw": Unit("Frank-Wolfe gradients", "frank_wolfe",
-               ("_derivatives", "_xt_dot", "_vertex_scores", "_sum_loss"), 0.5),
+               ("_derivatives", "_xt_dot", "_vertex_scores", "_sum_loss"), 0.6),
     "tukey": Unit("Tukey group OLS", "tukey", ("_group_ols_kernel",), 13.0),
     "tukey_glm": Unit("Tukey group logistic", "logistic", ("group_logistic",), 5.0),
 }
