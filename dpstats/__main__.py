@@ -16,9 +16,9 @@ them instead (values outside become missing), ``--numeric COL`` reads a column a
 (entries that are not become missing), ``--categorical COL`` reads it as text (levels
 discovered privately). Rows with a missing value are dropped; how many is never reported.
 
-``warmup`` compiles every numba kernel ahead of time (about 30 s, once per installation or
-cleared cache) and prints the time of each step; without it the first fit compiles what it
-needs and says so on stderr.
+``warmup`` compiles every numba kernel ahead of time (once per installation or cleared cache)
+and prints the time of each kernel unit; without it the first fit compiles the kernels its
+arguments may use and says so on stderr.
 
 Exit status: 0 when the fit released its coefficients; 3 when nothing was released (a failed
 PTR check, too few rows, ...: the budget is still spent), with a one-line reason on stderr (the
@@ -218,7 +218,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--delta", type=float, default=1e-5, help="delta (default 1e-5)")
     d.add_argument("--seed", type=int, default=None,
                    help="random_state for a reproducible (not releasable) fit")
-    sub.add_parser("warmup", help="compile every numerical kernel now (about 30 s, once), so "
+    sub.add_parser("warmup", help="compile every numerical kernel now (once), so "
                                   "that no fit waits for it later")
     for name, method, methods, what in (
             ("lm", "auto", "auto, tukey, adassp, bas, fw, dpgd, ols",

@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .runtime import watch_compiles
+from .runtime import run_chunks, watch_compiles
 
 __all__ = ["LOSSES", "loss_code", "loss_derivative", "loss_gradient", "vertex_scores",
            "sum_loss", "loss_derivative_reference", "loss_gradient_reference",
@@ -68,28 +68,16 @@ def _derivatives(u, y, code, out):
             out[i] = -y[i] * s
 
 
-@njit(cache=True, parallel=True)
-def _xt_dot_parallel(Xt, r, out):
-    d, n = Xt.shape
-    for j in prange(d):
+# Serial, releasing the GIL; :func:`.runtime.run_chunks` runs ranges of columns on threads for
+# large designs (one compile instead of a serial and a ``parallel=True`` twin).
+@njit(cache=True, nogil=True)
+def _xt_dot(Xt, r, out, lo, hi):
+    n = Xt.shape[1]
+    for j in range(lo, hi):
         acc = 0.0
         for i in range(n):
             acc += Xt[j, i] * r[i]
         out[j] = acc
-
-
-@njit(cache=True)
-def _xt_dot(Xt, r, out):
-    d, n = Xt.shape
-    for j in range(d):
-        acc = 0.0
-        for i in range(n):
-            acc += Xt[j, i] * r[i]
-        out[j] = acc
-
-
-#: Designs with fewer entries than this use the serial gradient (thread start-up dominates).
-_PARALLEL_MIN_SIZE = 1 << 18
 
 
 @njit(cache=True)
@@ -135,7 +123,7 @@ def loss_gradient(Xt, u, y, loss: str) -> tuple[np.ndarray, np.ndarray]:
     Xt = np.ascontiguousarray(Xt, dtype=np.float64)
     r = loss_derivative(u, y, loss)
     g = np.empty(Xt.shape[0])
-    (_xt_dot_parallel if Xt.size >= _PARALLEL_MIN_SIZE else _xt_dot)(Xt, r, g)
+    run_chunks(_xt_dot, Xt.shape[0], Xt.size, Xt, r, g)
     return g, r
 
 
@@ -183,4 +171,4 @@ def sum_loss_reference(u, y, loss: str) -> float:
     return float(np.sum(np.logaddexp(0.0, -y * u)))
 
 
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

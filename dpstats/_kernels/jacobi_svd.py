@@ -131,4 +131,4 @@ def jacobi_svd_reference(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s, vt.T
 
 
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

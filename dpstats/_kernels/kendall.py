@@ -365,4 +365,4 @@ def kendall_scaled_tiebroken(X, v) -> np.ndarray:
     return _scale(_discordant_tiebreak_kernel(X, order), v.shape[0])
 
 
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

@@ -19,19 +19,16 @@ integer, and those of :func:`~dpstats._kernels.kendall.kendall_scaled` on the ra
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit
 
-from .runtime import kernel_threads, watch_compiles
+from .runtime import one_signature, run_chunks, watch_compiles
 
-watch_compiles()   # before the eager compile of _ranks_kernel below (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)
 
 __all__ = ["permuted_ranks", "discordant_ranked", "MAX_ROWS"]
 
 #: Ranks are int32.
 MAX_ROWS = 2**31 - 1
-#: Below this many rows a stable comparison sort (numpy's mergesort) ranks a column (a radix
-#: sort's fixed cost of its digit histograms would dominate).
-_RADIX_MIN_ROWS = 4096
 #: Digit width of the radix sort (2048 buckets: the histogram stays in L1).
 _DIGIT_BITS = 11
 
@@ -83,38 +80,34 @@ def _radix_order(keys, idx, keys2, idx2, hist, off):
     return idx
 
 
-# One explicit signature, X of any layout ("A"): a design column subset, a Fortran design and the
-# C-contiguous response column all run this one compile (two lazily compiled layouts cost
-# 1.2 s more on a cold cache). The signature compiles (or loads from the cache) when this
-# module is first imported, which happens inside the first Kendall selection.
-@njit("void(float64[:, :], int64[::1], int32[:, ::1], int64)", cache=True, parallel=True,
-      boundscheck=False)
-def _ranks_kernel(X, perm, R, chunks):
-    n, d = X.shape                              # scratch space once per chunk of columns
+# Serial kernels releasing the GIL, run on threads over ranges of columns by
+# :func:`.runtime.run_chunks` (a ``parallel=True`` loop cost seconds more to compile). One
+# signature, X of any layout ("A"): a design column subset, a Fortran design and the
+# C-contiguous response column all run this one compile (two lazily compiled layouts cost 1.2 s
+# more on a cold cache); it compiles (or loads from the cache) at the first call.
+_RANKS_SIGNATURE = "void(float64[:, :], int64[::1], int32[:, ::1], int64, int64)"
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _ranks_kernel(X, perm, R, lo, hi):
+    n = X.shape[0]                              # scratch space once per range of columns
     npass = (64 + _DIGIT_BITS - 1) // _DIGIT_BITS
-    for ch in prange(chunks):
-        keys = np.empty(n, dtype=np.uint64)
-        keys2 = np.empty(n, dtype=np.uint64)
-        idx = np.empty(n, dtype=np.int32)
-        idx2 = np.empty(n, dtype=np.int32)
-        hist = np.empty((npass, 1 << _DIGIT_BITS), dtype=np.int64)
-        off = np.empty(1 << _DIGIT_BITS, dtype=np.int64)
-        for j in range(ch * d // chunks, (ch + 1) * d // chunks):
-            for i in range(n):
-                keys[i] = _float_key(X[perm[i], j])
-                idx[i] = i
-            if n < _RADIX_MIN_ROWS:                 # stable: ties keep their row order
-                idx[:] = np.argsort(keys, kind="mergesort")
-                order = idx
-            else:
-                order = _radix_order(keys, idx, keys2, idx2, hist, off)
-            for r in range(n):
-                R[j, order[r]] = r
-
-
-def _chunks(columns: int) -> int:
-    """Column chunks for a parallel loop: a few per thread (each allocates scratch once)."""
-    return max(1, min(columns, 8 * get_num_threads()))
+    keys = np.empty(n, dtype=np.uint64)
+    keys2 = np.empty(n, dtype=np.uint64)
+    idx = np.empty(n, dtype=np.int32)
+    idx2 = np.empty(n, dtype=np.int32)
+    hist = np.empty((npass, 1 << _DIGIT_BITS), dtype=np.int64)
+    off = np.empty(1 << _DIGIT_BITS, dtype=np.int64)
+    for j in range(lo, hi):
+        for i in range(n):
+            keys[i] = _float_key(X[perm[i], j])
+            idx[i] = i
+        # stable: ties keep their row order. Radix at every n: a comparison sort for small
+        # columns (np.argsort's mergesort) cost about 2 s more to compile on a cold cache, to
+        # save microseconds of digit histograms.
+        order = _radix_order(keys, idx, keys2, idx2, hist, off)
+        for r in range(n):
+            R[j, order[r]] = r
 
 
 def permuted_ranks(X, perm=None) -> np.ndarray:
@@ -163,8 +156,8 @@ def permuted_ranks(X, perm=None) -> np.ndarray:
     if not perm.flags.writeable:
         perm = perm.copy()
     R = np.empty((X.shape[1], n), dtype=np.int32)
-    with kernel_threads(X.size):
-        _ranks_kernel(X, perm, R, _chunks(X.shape[1]))
+    one_signature(_ranks_kernel, _RANKS_SIGNATURE)
+    run_chunks(_ranks_kernel, X.shape[1], X.size, X, perm, R)
     return R
 
 
@@ -214,24 +207,17 @@ def _inversions(a, words, tree):
     return inv
 
 
-@njit(cache=True, parallel=True, boundscheck=False)
-def _discordant_kernel(R, pivot, cols, chunks):
-    n = pivot.shape[0]
-    order = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        order[pivot[i]] = i
-    m = cols.shape[0]
-    out = np.empty(m, dtype=np.int64)
-    for ch in prange(chunks):                   # scratch space once per chunk of columns
-        a = np.empty(n, dtype=np.int32)
-        words = np.empty((n + 63) >> 6, dtype=np.uint64)
-        tree = np.empty(((n + 63) >> 6) + 1, dtype=np.int32)
-        for t in range(ch * m // chunks, (ch + 1) * m // chunks):
-            c = cols[t]
-            for i in range(n):
-                a[i] = R[c, order[i]]
-            out[t] = _inversions(a, words, tree)
-    return out
+@njit(cache=True, nogil=True, boundscheck=False)
+def _discordant_kernel(R, order, cols, out, lo, hi):
+    n = order.shape[0]                          # scratch space once per range of columns
+    a = np.empty(n, dtype=np.int32)
+    words = np.empty((n + 63) >> 6, dtype=np.uint64)
+    tree = np.empty(((n + 63) >> 6) + 1, dtype=np.int32)
+    for t in range(lo, hi):
+        c = cols[t]
+        for i in range(n):
+            a[i] = R[c, order[i]]
+        out[t] = _inversions(a, words, tree)
 
 
 def discordant_ranked(R: np.ndarray, pivot: np.ndarray, cols=None) -> np.ndarray:
@@ -266,6 +252,10 @@ def discordant_ranked(R: np.ndarray, pivot: np.ndarray, cols=None) -> np.ndarray
                          f"{pivot.shape}")
     cols = (np.arange(R.shape[0], dtype=np.int64) if cols is None
             else np.asarray(cols, dtype=np.int64).reshape(-1))
-    with kernel_threads(pivot.shape[0] * cols.shape[0]):
-        return _discordant_kernel(R, pivot, cols, _chunks(cols.shape[0]))
+    order = np.empty(pivot.shape[0], dtype=np.int64)
+    order[pivot] = np.arange(pivot.shape[0], dtype=np.int64)
+    out = np.empty(cols.shape[0], dtype=np.int64)
+    run_chunks(_discordant_kernel, cols.shape[0], pivot.shape[0] * cols.shape[0], R, order,
+               cols, out)
+    return out
 

@@ -6,8 +6,8 @@ objective as ``statsmodels`` ``OLS.fit_regularized(method="elastic_net", L1_wt=1
 :mod:`.lasso_path`) and reports each group's k leading features, with no alpha and no scale to
 choose. It is non-private work inside a group: its output only enters a vote
 (:func:`support_votes`) in which one row, living in one group, moves every count by at most 1.
-Numpy references (:func:`lasso_cd_reference`, :func:`lasso_topk_support_reference`) implement
-the same definitions with plain cyclic sweeps, for the tests.
+Numpy references (:mod:`.lasso_reference`) implement the same definitions with plain cyclic
+sweeps, for the tests.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .lasso_path import homotopy_at_grid
-from .runtime import all_finite, kernel_threads, watch_compiles
+from .runtime import all_finite, run_chunks, watch_compiles
 
-__all__ = ["lasso_cd", "lasso_cd_reference", "lasso_topk_support",
-           "lasso_topk_support_reference", "support_votes"]
+__all__ = ["lasso_cd", "lasso_topk_support", "support_votes"]
 
 #: A column whose within-group SD is below this times its largest |value| counts as constant.
 _CONST_REL = 1e-12
@@ -31,51 +30,50 @@ _MIN_ROWS = 3
 _ZERO_CORR_REL = 1e-10
 
 
-@njit(cache=True)
-def _sweep(Xt, r, beta, colsq, alpha, active_only):
-    """One cyclic coordinate pass; returns the largest ``|delta b_j| * ||x_j|| / sqrt(n)``."""
-    d, n = Xt.shape
-    biggest = 0.0
-    for j in range(d):
-        if colsq[j] <= 0.0 or (active_only and beta[j] == 0.0):
-            continue
-        cj = colsq[j] / n
-        g = 0.0
-        for i in range(n):
-            g += Xt[j, i] * r[i]
-        z = g / n + cj * beta[j]
-        if z > alpha:
-            new = (z - alpha) / cj
-        elif z < -alpha:
-            new = (z + alpha) / cj
-        else:
-            new = 0.0
-        delta = new - beta[j]
-        if delta != 0.0:
-            for i in range(n):
-                r[i] -= delta * Xt[j, i]
-            beta[j] = new
-            change = abs(delta) * math.sqrt(cj)
-            if change > biggest:
-                biggest = change
-    return biggest
-
-
+# One function for the sweeps (each separate kernel costs its own compile on a cold cache).
 @njit(cache=True)
 def _cd_solve(Xt, r, beta, colsq, alpha, max_iter, tol):
     """Coordinate descent from ``beta`` (with ``r = y - X beta``) until a full sweep moves no
-    coordinate by more than ``tol``; active-set passes in between. Returns sweeps used."""
+    coordinate by more than ``tol``; active-set passes in between. Returns sweeps used.
+
+    A sweep is one cyclic coordinate pass (over the active coordinates only in an active-set
+    pass); its change is the largest ``|delta b_j| * ||x_j|| / sqrt(n)``. After a full sweep
+    above ``tol``, active-set passes run until one is within ``tol``, then a full sweep again.
+    """
+    d, n = Xt.shape
     sweeps = 0
+    active_only = False
     while sweeps < max_iter:
-        change = _sweep(Xt, r, beta, colsq, alpha, False)
+        biggest = 0.0
+        for j in range(d):
+            if colsq[j] <= 0.0 or (active_only and beta[j] == 0.0):
+                continue
+            cj = colsq[j] / n
+            g = 0.0
+            for i in range(n):
+                g += Xt[j, i] * r[i]
+            z = g / n + cj * beta[j]
+            if z > alpha:
+                new = (z - alpha) / cj
+            elif z < -alpha:
+                new = (z + alpha) / cj
+            else:
+                new = 0.0
+            delta = new - beta[j]
+            if delta != 0.0:
+                for i in range(n):
+                    r[i] -= delta * Xt[j, i]
+                beta[j] = new
+                change = abs(delta) * math.sqrt(cj)
+                if change > biggest:
+                    biggest = change
         sweeps += 1
-        if change <= tol:
-            break
-        while sweeps < max_iter:
-            change = _sweep(Xt, r, beta, colsq, alpha, True)
-            sweeps += 1
-            if change <= tol:
+        if biggest <= tol:
+            if not active_only:
                 break
+            active_only = False
+        else:
+            active_only = True
     return sweeps
 
 
@@ -137,54 +135,25 @@ def lasso_cd(X, y, alpha: float, beta0=None, max_iter: int = 10_000,
     return beta
 
 
-def lasso_cd_reference(X, y, alpha: float, max_iter: int = 100_000,
-                       tol: float = 1e-12) -> np.ndarray:
-    """Plain-numpy cyclic coordinate descent for the :func:`lasso_cd` objective (for tests)."""
-    X, y = _check_xy(X, y)
-    n, d = X.shape
-    c = (X * X).sum(axis=0) / n
-    beta = np.zeros(d)
-    r = y.copy()
-    for _ in range(max_iter):
-        biggest = 0.0
-        for j in np.flatnonzero(c > 0):
-            z = X[:, j] @ r / n + c[j] * beta[j]
-            new = np.sign(z) * max(abs(z) - alpha, 0.0) / c[j]
-            r -= (new - beta[j]) * X[:, j]
-            biggest = max(biggest, abs(new - beta[j]) * math.sqrt(c[j]))
-            beta[j] = new
-        if biggest <= tol * (math.sqrt(y @ y / n) or 1.0):
-            break
-    return beta
-
-
-@njit(cache=True)
-def _top_by(values, eligible, taken, count, out, start):
-    """Append to ``out[start:]`` the eligible, not yet taken indices by decreasing ``values``
-    (ties: lower index first) until ``count`` entries are filled; returns the new length."""
-    m = start
-    while m < count:
-        best = -1
-        for j in range(values.shape[0]):
-            if eligible[j] and not taken[j] and (best < 0 or values[j] > values[best]):
-                best = j
-        if best < 0:
-            break
-        taken[best] = True
-        out[m] = best
-        m += 1
-    return m
-
-
 @njit(cache=True)
 def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
-    """Path fit of one group; ``Xt`` (d x n_g) and ``y`` are overwritten (standardised)."""
+    """Path fit of one group; ``Xt`` (d x n_g) and ``y`` are overwritten (standardised).
+
+    Plain loops rather than array expressions: the same sums in the same order (numba's
+    ``mean``/``sum`` add sequentially), with far less to compile.
+    """
     d, ng = Xt.shape
-    ymean = y.mean()
-    ymax = np.abs(y).max()
+    ymean = 0.0
+    ymax = 0.0
+    for i in range(ng):
+        ymean += y[i]
+        ymax = max(ymax, abs(y[i]))
+    ymean /= ng
+    ss = 0.0
     for i in range(ng):
         y[i] -= ymean
-    ysd = math.sqrt((y * y).sum() / ng)
+        ss += y[i] * y[i]
+    ysd = math.sqrt(ss / ng)
     if ysd <= _CONST_REL * ymax:
         return
     colsq = np.zeros(d)
@@ -192,8 +161,12 @@ def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
     for j in range(d):
         if not keep[j]:
             continue
-        mean = Xt[j].mean()
-        xmax = np.abs(Xt[j]).max()
+        mean = 0.0
+        xmax = 0.0
+        for i in range(ng):
+            mean += Xt[j, i]
+            xmax = max(xmax, abs(Xt[j, i]))
+        mean /= ng
         ss = 0.0
         for i in range(ng):
             Xt[j, i] -= mean
@@ -206,18 +179,24 @@ def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
         for i in range(ng):
             Xt[j, i] /= sd
             g += Xt[j, i] * y[i]
-        colsq[j] = (Xt[j] * Xt[j]).sum()
+        sq = 0.0
+        for i in range(ng):
+            sq += Xt[j, i] * Xt[j, i]
+        colsq[j] = sq
         corr[j] = abs(g) / ng
+    alpha_max = 0.0
+    n_keep = 0
     for j in range(d):
         keep[j] = keep[j] and corr[j] > _ZERO_CORR_REL * ysd
-    alpha_max = corr.max()
+        alpha_max = max(alpha_max, corr[j])
+        if keep[j]:
+            n_keep += 1
+        else:
+            colsq[j] = 0.0          # never enters the fit
     if alpha_max <= _ZERO_CORR_REL * ysd:
         return
-    for j in range(d):
-        if not keep[j]:
-            colsq[j] = 0.0          # never enters the fit
     # at most n_g - 1 coefficients can be active after centring: stop as soon as that is reached
-    target = min(k, ng - 1, np.count_nonzero(keep))
+    target = min(k, ng - 1, n_keep)
     beta = np.zeros(d)
     if not homotopy_at_grid(Xt, y, keep, alpha_max, target, n_alphas, min_ratio, beta):
         beta[:] = 0.0          # degenerate path (collinear actives): coordinate descent
@@ -225,19 +204,41 @@ def _group_support(Xt, y, keep, k, n_alphas, min_ratio, max_iter, tol, out):
         for step in range(1, n_alphas):
             alpha = alpha_max * min_ratio ** (step / (n_alphas - 1))
             _cd_solve(Xt, r, beta, colsq, alpha, max_iter, tol * ysd)
-            if np.count_nonzero(beta) >= target:
+            nonzero = 0
+            for j in range(d):
+                if beta[j] != 0.0:
+                    nonzero += 1
+            if nonzero >= target:
                 break
+    # report: the active features by decreasing |coefficient|, then the kept ones by decreasing
+    # |correlation|, until k are listed (ties: lower index first)
     taken = np.zeros(d, dtype=np.bool_)
-    m = _top_by(np.abs(beta), beta != 0.0, taken, k, out, 0)
-    _top_by(corr, keep, taken, k, out, m)
+    m = 0
+    for by_corr in (False, True):
+        while m < k:
+            best = -1
+            best_value = 0.0
+            for j in range(d):
+                if taken[j] or not (keep[j] if by_corr else beta[j] != 0.0):
+                    continue
+                value = corr[j] if by_corr else abs(beta[j])
+                if best < 0 or value > best_value:
+                    best = j
+                    best_value = value
+            if best < 0:
+                break
+            taken[best] = True
+            out[m] = best
+            m += 1
 
 
-@njit(cache=True, parallel=True)
-def _support_kernel(X, y, order, offsets, keep, k, n_alphas, min_ratio, max_iter, tol):
+# Serial, releasing the GIL: :func:`.runtime.run_chunks` runs ranges of groups on threads.
+# A ``parallel=True`` loop over the groups cost about 4 s more to compile on a cold cache.
+@njit(cache=True, nogil=True)
+def _support_kernel(X, y, order, offsets, keep, k, n_alphas, min_ratio, max_iter, tol, out,
+                    g0, g1):
     d = X.shape[1]
-    n_groups = offsets.shape[0] - 1
-    out = np.full((n_groups, k), -1, dtype=np.int64)
-    for g in prange(n_groups):
+    for g in range(g0, g1):
         lo = offsets[g]
         ng = offsets[g + 1] - lo
         if ng < _MIN_ROWS:
@@ -250,7 +251,11 @@ def _support_kernel(X, y, order, offsets, keep, k, n_alphas, min_ratio, max_iter
             for j in range(d):
                 Xt[j, i] = X[row, j]
         _group_support(Xt, yg, keep.copy(), k, n_alphas, min_ratio, max_iter, tol, out[g])
-    return out
+
+
+def _writeable(a: np.ndarray) -> np.ndarray:
+    """``a``, copied when read-only (a read-only array would compile a second variant)."""
+    return a if a.flags.writeable else a.copy()
 
 
 def _prepare_groups(X, y, group_labels, n_groups, k, intercept_col, n_alphas, alpha_min_ratio):
@@ -269,7 +274,8 @@ def _prepare_groups(X, y, group_labels, n_groups, k, intercept_col, n_alphas, al
                          f"{intercept_col!r}")
     if int(n_alphas) < 2 or not 0 < alpha_min_ratio < 1:
         raise ValueError("need n_alphas >= 2 and 0 < alpha_min_ratio < 1")
-    X = np.ascontiguousarray(X)                 # one compiled layout
+    X = _writeable(np.ascontiguousarray(X))     # one compiled layout and type
+    y = _writeable(np.ascontiguousarray(y))
     order = np.argsort(labels, kind="stable").astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=int(n_groups)))))
     keep = np.ones(d, dtype=np.bool_)
@@ -330,9 +336,10 @@ def lasso_topk_support(X, y, group_labels, n_groups: int, k: int, intercept_col:
     """
     X, y, order, offsets, keep = _prepare_groups(X, y, group_labels, n_groups, k,
                                                  intercept_col, n_alphas, alpha_min_ratio)
-    with kernel_threads(X.size):
-        return _support_kernel(X, y, order, offsets, keep, int(k), int(n_alphas),
-                               float(alpha_min_ratio), int(max_iter), float(tol))
+    out = np.full((int(n_groups), int(k)), -1, dtype=np.int64)
+    run_chunks(_support_kernel, int(n_groups), X.size, X, y, order, offsets, keep, int(k),
+               int(n_alphas), float(alpha_min_ratio), int(max_iter), float(tol), out)
+    return out
 
 
 def support_votes(support, d: int) -> np.ndarray:
@@ -348,53 +355,4 @@ def support_votes(support, d: int) -> np.ndarray:
     return np.bincount(s[s >= 0].ravel(), minlength=d).astype(np.int64)
 
 
-def lasso_topk_support_reference(X, y, group_labels, n_groups: int, k: int,
-                                 intercept_col: int = -1, *, n_alphas: int = 100,
-                                 alpha_min_ratio: float = 1e-4, tol: float = 1e-9,
-                                 max_iter: int = 100_000) -> np.ndarray:
-    """Plain-numpy version of :func:`lasso_topk_support` (one group at a time; for tests)."""
-    X, y, order, offsets, keep0 = _prepare_groups(X, y, group_labels, n_groups, k,
-                                                  intercept_col, n_alphas, alpha_min_ratio)
-    out = np.full((int(n_groups), int(k)), -1, dtype=np.int64)
-    for g in range(int(n_groups)):
-        rows = order[offsets[g]:offsets[g + 1]]
-        if rows.size < _MIN_ROWS:
-            continue
-        yg = y[rows] - y[rows].mean()
-        ysd = math.sqrt(yg @ yg / rows.size)
-        if ysd <= _CONST_REL * np.abs(y[rows]).max():
-            continue
-        Xg = X[rows] - X[rows].mean(axis=0)
-        sd = np.sqrt((Xg * Xg).mean(axis=0))
-        keep = keep0 & (sd > _CONST_REL * np.abs(X[rows]).max(axis=0))
-        Xg = np.where(keep, Xg / np.where(keep, sd, 1.0), 0.0)
-        corr = np.where(keep, np.abs(Xg.T @ yg) / rows.size, 0.0)
-        keep &= corr > _ZERO_CORR_REL * ysd
-        if corr.max() <= _ZERO_CORR_REL * ysd:
-            continue
-        Xg[:, ~keep] = 0.0
-        c = (Xg * Xg).sum(axis=0) / rows.size
-        beta, r = np.zeros(X.shape[1]), yg.copy()
-        target = min(k, rows.size - 1, int(keep.sum()))
-        for step in range(1, int(n_alphas)):
-            alpha = corr.max() * alpha_min_ratio ** (step / (n_alphas - 1))
-            for _ in range(max_iter):                       # plain cyclic sweeps
-                biggest = 0.0
-                for j in np.flatnonzero(c > 0):
-                    z = Xg[:, j] @ r / rows.size + c[j] * beta[j]
-                    new = np.sign(z) * max(abs(z) - alpha, 0.0) / c[j]
-                    r -= (new - beta[j]) * Xg[:, j]
-                    biggest = max(biggest, abs(new - beta[j]) * math.sqrt(c[j]))
-                    beta[j] = new
-                if biggest <= tol * ysd:
-                    break
-            if np.count_nonzero(beta) >= target:
-                break
-        active = [j for j in np.argsort(-np.abs(beta), kind="stable") if beta[j] != 0][:k]
-        fill = [j for j in np.argsort(-corr, kind="stable") if keep[j] and j not in active]
-        picked = (active + fill)[:k]
-        out[g, :len(picked)] = picked
-    return out
-
-
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

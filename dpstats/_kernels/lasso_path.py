@@ -38,48 +38,6 @@ _STEPS_PER_TARGET = 8
 
 
 @njit(cache=True, boundscheck=False)
-def _gram_column(Xt, j, G, have):
-    d, n = Xt.shape
-    if have[j]:
-        return
-    for i in range(d):
-        s = 0.0
-        for r in range(n):
-            s += Xt[i, r] * Xt[j, r]
-        G[i, j] = s / n
-    have[j] = True
-
-
-@njit(cache=True, boundscheck=False)
-def _direction(G, active, n_active, sign, w, L):
-    """Solve ``G_AA w = s_A`` by Cholesky; False when G_AA is (nearly) singular."""
-    for a in range(n_active):
-        ja = active[a]
-        for b in range(a + 1):
-            jb = active[b]
-            t = G[ja, jb]
-            for c in range(b):
-                t -= L[a, c] * L[b, c]
-            if a == b:
-                if t <= _PIVOT_REL * G[ja, ja]:
-                    return False
-                L[a, a] = math.sqrt(t)
-            else:
-                L[a, b] = t / L[b, b]
-    for a in range(n_active):                     # forward: L z = s
-        t = sign[active[a]]
-        for c in range(a):
-            t -= L[a, c] * w[c]
-        w[a] = t / L[a, a]
-    for a in range(n_active - 1, -1, -1):         # backward: L' w = z
-        t = w[a]
-        for c in range(a + 1, n_active):
-            t -= L[c, a] * w[c]
-        w[a] = t / L[a, a]
-    return True
-
-
-@njit(cache=True, boundscheck=False)
 def homotopy_at_grid(Xt, y, keep, alpha_max, target, n_alphas, min_ratio, beta):
     """Exact Lasso solution at the first grid alpha with ``>= target`` non-zeros.
 
@@ -120,15 +78,45 @@ def homotopy_at_grid(Xt, y, keep, alpha_max, target, n_alphas, min_ratio, beta):
             joining = j
     if joining < 0:
         return True                                # nothing correlates: beta = 0
+    # (one function: the Gram columns and the Cholesky solve are written inline, since every
+    # separate kernel costs its own compile on a cold cache)
     for _ in range(_STEPS_PER_TARGET * (target + 2)):
         if joining >= 0:
-            _gram_column(Xt, joining, G, have)
+            if not have[joining]:                  # Gram column of the joining feature
+                for i in range(d):
+                    s = 0.0
+                    for r in range(n):
+                        s += Xt[i, r] * Xt[joining, r]
+                    G[i, joining] = s / n
+                have[joining] = True
             active[n_active] = joining
             is_active[joining] = True
             sign[joining] = 1.0 if c[joining] > 0 else -1.0
             n_active += 1
-        if not _direction(G, active, n_active, sign, w, L):
-            return False
+        # direction: solve G_AA w = s_A by Cholesky; a (nearly) singular G_AA is degenerate
+        for a in range(n_active):
+            ja = active[a]
+            for b in range(a + 1):
+                jb = active[b]
+                t = G[ja, jb]
+                for q in range(b):
+                    t -= L[a, q] * L[b, q]
+                if a == b:
+                    if t <= _PIVOT_REL * G[ja, ja]:
+                        return False
+                    L[a, a] = math.sqrt(t)
+                else:
+                    L[a, b] = t / L[b, b]
+        for a in range(n_active):                  # forward: L z = s
+            t = sign[active[a]]
+            for q in range(a):
+                t -= L[a, q] * w[q]
+            w[a] = t / L[a, a]
+        for a in range(n_active - 1, -1, -1):      # backward: L' w = z
+            t = w[a]
+            for q in range(a + 1, n_active):
+                t -= L[q, a] * w[q]
+            w[a] = t / L[a, a]
         for j in range(d):                         # a_j = G_jA w
             t = 0.0
             for q in range(n_active):
@@ -183,4 +171,4 @@ def homotopy_at_grid(Xt, y, keep, alpha_max, target, n_alphas, min_ratio, beta):
     return False
 
 
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

@@ -12,16 +12,15 @@
   kernel runs on the calling thread only (``numba.set_num_threads`` is per calling thread).
 * :func:`all_finite`: finite-value checks of large arrays without an array-sized boolean
   temporary.
-* :func:`watch_compiles` and :func:`compile_notice`: with an empty numba cache the first fit
-  compiles kernels for about 20 s. Each kernel module calls :func:`watch_compiles` when
-  imported: it listens to numba's ``"numba:compile"`` event, which numba fires only when it
-  really compiles (a signature neither in memory nor in the on-disk cache), so a warm cache
-  stays silent. The first such compile of a dpstats kernel prints :data:`COMPILING` to stderr,
-  once per process; :func:`compile_notice` (around every fit) prints how long the compiling
-  took when the fit ends. ``DPSTATS_QUIET=1`` silences both. It reads the cache state, not the
-  data; but like a fit's running time, whether a compile happens (and how many kernels) can
-  depend on the code path the data takes, so the README lists the notice as a side channel
-  (``python -m dpstats warmup`` removes it).
+* :func:`run_chunks` and :func:`one_signature`: serial kernels run on threads over ranges, and
+  one compiled signature per kernel (each ``parallel=True`` twin or extra layout cost seconds
+  of compiling on a cold cache).
+* :func:`watch_compiles` and :func:`compile_stats`: each kernel module calls
+  :func:`watch_compiles` when imported; it counts numba's ``"numba:compile"`` events (fired only
+  for a real compile, not a cache load) of dpstats kernels, for the tests. The compile notice
+  itself is :mod:`dpstats._kernels.prepare`: it is decided from the request and the cache
+  state, not from these events (which would follow the data's code path). ``DPSTATS_QUIET=1``
+  (:func:`quiet`) silences it.
 """
 
 from __future__ import annotations
@@ -30,14 +29,14 @@ import contextlib
 import ctypes
 import functools
 import os
-import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["single_threaded_blas", "kernel_threads", "PARALLEL_MIN_WORK", "all_finite",
-           "watch_compiles", "compile_notice", "COMPILING"]
+__all__ = ["single_threaded_blas", "kernel_threads", "run_chunks", "one_signature",
+           "PARALLEL_MIN_WORK", "all_finite", "watch_compiles", "compile_stats", "quiet"]
 
 #: Inputs with fewer entries (rows x columns) than this run a parallel kernel on one thread.
 PARALLEL_MIN_WORK = 1 << 18
@@ -121,6 +120,51 @@ def kernel_threads(work: int):
         numba.set_num_threads(before)
 
 
+def run_chunks(kernel, count: int, work: int, *args) -> None:
+    """Call ``kernel(*args, lo, hi)`` over ``[0, count)``, split into one contiguous range per
+    thread (as a static ``prange`` would); one range on the calling thread when ``work`` is
+    below :data:`PARALLEL_MIN_WORK` or numba is set to one thread.
+
+    The kernel is a serial ``@njit(nogil=True)`` function writing disjoint outputs per index:
+    it compiles once, with no parallel twin (a ``parallel=True`` loop costs seconds more to
+    compile), and Python threads run its ranges concurrently because it releases the GIL.
+
+    >>> seen = []
+    >>> run_chunks(lambda out, lo, hi: out.append((lo, hi)), 10, 0, seen)
+    >>> seen
+    [(0, 10)]
+    """
+    import numba
+    threads = min(count, numba.get_num_threads()) if work >= PARALLEL_MIN_WORK else 1
+    if threads <= 1:
+        kernel(*args, 0, count)
+        return
+    bounds = [count * t // threads for t in range(threads + 1)]
+    pool = _pool(threads - 1)
+    futures = [pool.submit(kernel, *args, bounds[t], bounds[t + 1]) for t in range(1, threads)]
+    try:
+        kernel(*args, bounds[0], bounds[1])
+    finally:
+        for future in futures:
+            future.result()
+
+
+@functools.cache
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """A thread pool kept for the process (a kernel called every iteration, as Frank-Wolfe's
+    gradient is, would otherwise start threads on every call)."""
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpstats-kernel")
+
+
+def one_signature(dispatcher, signature: str) -> None:
+    """Compile (or load from the cache) ``dispatcher`` for ``signature`` at its first use, and
+    no other variant afterwards (arguments of other layouts convert to it): one compile
+    instead of one per layout, and none at import time."""
+    if not dispatcher.signatures:
+        dispatcher.compile(signature)
+        dispatcher.disable_compile()
+
+
 def all_finite(a) -> bool:
     """Whether every entry of ``a`` is finite.
 
@@ -141,44 +185,32 @@ def all_finite(a) -> bool:
 
 
 
-#: Printed to stderr before the first compile of a dpstats kernel in a process.
-COMPILING = ("dpstats: compiling numerical kernels once (about 20 s; cached afterwards; "
-             "`python -m dpstats warmup` does it ahead of time)\u2026")
-
-
 class _CompileWatch:
     """Counts the seconds numba spends compiling dpstats kernels (outermost compiles only)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.installed = False
-        self.announced = False
         self.depth = 0
         self.started = 0.0
         self.seconds = 0.0      # total compile time of dpstats kernels in this process
         self.count = 0          # outermost compiles of dpstats kernels in this process
 
     def on_start(self, event) -> None:
-        if not _is_ours(event):
-            return
-        self.depth += 1
-        if self.depth == 1:
-            self.started = time.perf_counter()
-            if not self.announced:
-                self.announced = True
-                _say(COMPILING)
+        if _is_ours(event):
+            self.depth += 1
+            if self.depth == 1:
+                self.started = time.perf_counter()
 
     def on_end(self, event) -> None:
-        if not _is_ours(event):
-            return
-        self.depth -= 1
-        if self.depth == 0:
-            self.seconds += time.perf_counter() - self.started
-            self.count += 1
+        if _is_ours(event):
+            self.depth -= 1
+            if self.depth == 0:
+                self.seconds += time.perf_counter() - self.started
+                self.count += 1
 
 
 _WATCH = _CompileWatch()
-_NOTICE_DEPTH = threading.local()
 
 
 def _is_ours(event) -> bool:
@@ -190,11 +222,6 @@ def _is_ours(event) -> bool:
 def quiet() -> bool:
     """Whether ``DPSTATS_QUIET`` silences the compile messages (any value but "", "0")."""
     return os.environ.get("DPSTATS_QUIET", "") not in ("", "0")
-
-
-def _say(line: str) -> None:
-    if not quiet():
-        print(line, file=sys.stderr, flush=True)
 
 
 def watch_compiles() -> None:
@@ -216,30 +243,6 @@ def watch_compiles() -> None:
 
 
 def compile_stats() -> tuple[int, float]:
-    """``(compiles, seconds)``: outermost compiles of dpstats kernels so far in this process."""
+    """``(compiles, seconds)``: outermost compiles of dpstats kernels so far in this process
+    (numba's ``"numba:compile"`` event fires only for a real compile, not a cache load)."""
     return _WATCH.count, _WATCH.seconds
-
-
-@contextlib.contextmanager
-def compile_notice():
-    """Context manager: when kernels were compiled inside, say how long it took on exit
-    (outermost context only).
-
-    >>> with compile_notice():
-    ...     pass
-    """
-    depth = getattr(_NOTICE_DEPTH, "n", 0)
-    _NOTICE_DEPTH.n = depth + 1
-    count, seconds = compile_stats()
-    try:
-        yield
-    finally:
-        _NOTICE_DEPTH.n = depth
-        now_count, now_seconds = compile_stats()
-        if depth == 0 and now_count > count:
-            _say(f"dpstats: done compiling in {now_seconds - seconds:.1f} s "
-                 f"({_kernels(now_count - count)}, cached for next time)")
-
-
-def _kernels(n: int) -> str:
-    return f"{n} kernel" if n == 1 else f"{n} kernels"

@@ -41,4 +41,4 @@ def fisher_yates_reference(j) -> np.ndarray:
     return np.array(a, dtype=np.int64)
 
 
-watch_compiles()   # the first real compile says so on stderr (see runtime.compile_notice)
+watch_compiles()   # counts real compiles (runtime.compile_stats; the notice is prepare.py)

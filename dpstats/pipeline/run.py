@@ -18,7 +18,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field, replace
 
-from .._kernels.runtime import compile_notice
+from .._kernels.prepare import compile_notice, prepare, request_units
 from ..errors import DataError, NotPrivateWarning, ValidationError
 from ..estimators import Estimate, get_estimator
 from ..estimators.outcome import withheld
@@ -73,9 +73,10 @@ class Outcome:
 def run(request: FitRequest) -> Outcome:
     """Carry out a validated request: design -> budget plan -> selection -> estimation.
 
-    When numba compiles kernels during the fit (an empty cache), stderr says so and, at the
-    end, how long it took (:func:`dpstats._kernels.runtime.compile_notice`)."""
-    with compile_notice():
+    Before the data is touched, the kernels the request may use (from its public arguments) are
+    compiled when the cache lacks them, with a notice on stderr
+    (:func:`dpstats._kernels.prepare.compile_notice`)."""
+    with compile_notice(request.kind, request.method, request.selector):
         return _run(request)
 
 
@@ -107,6 +108,7 @@ def _run(request: FitRequest) -> Outcome:
         if choice.method is None:
             return _too_few_rows(request, design, notes, levels, candidates, plan, choice,
                                  first.private)
+        prepare(request_units(request.kind, choice.method, None))  # the chosen method's kernels
         request, selector, plan = _apply(request, selector, plan, choice, notes,
                                          len(candidates),
                                          len(candidate_terms(design, candidates)[1]))

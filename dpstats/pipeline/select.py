@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels.prepare import prepare, request_units
 from ..errors import ValidationError
 from ..formula.numeric import INTERCEPT
 from ..selection import SELECTORS, Selection, run_selector
@@ -166,6 +167,7 @@ def run_selection(selector: str, X: np.ndarray, y: np.ndarray, candidates: list[
     """Run ``selector`` on the candidate columns, picking ``k`` terms (``term_of``: the term
     of each candidate, default one per column); returned indices refer to design columns, and
     ``terms`` to the candidate terms."""
+    prepare(request_units("select", None, selector))   # compile notice: chosen selector's kernels
     cols = [names[i] for i in candidates] if names is not None else None
     sel = run_selector(selector, _columns(X, candidates), y, k=k, eps=eps, rng=rng, ledger=ledger,
                        n_noisy=n_noisy, groups=groups, bounds=bounds, columns=cols,

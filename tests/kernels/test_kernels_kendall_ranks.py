@@ -9,13 +9,15 @@ from dpstats._kernels.kendall import (
     stable_ranks_reference,
 )
 from dpstats._kernels.kendall_ranks import (
-    _RADIX_MIN_ROWS,
     _inversions,
     discordant_ranked,
     permuted_ranks,
 )
 from dpstats.mechanisms import exponential
 from dpstats.selection.kendall import SENS_FIRST, SENS_LATER, permuted_rows, select
+
+#: Sizes around the former switch from numpy's mergesort to the radix sort (now radix at every n).
+_RADIX_MIN_ROWS = 4096
 
 
 def _data(kind, n, d, rng):

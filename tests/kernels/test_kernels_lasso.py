@@ -6,13 +6,8 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from dpstats._kernels.lasso import (
-    lasso_cd,
-    lasso_cd_reference,
-    lasso_topk_support,
-    lasso_topk_support_reference,
-    support_votes,
-)
+from dpstats._kernels.lasso import lasso_cd, lasso_topk_support, support_votes
+from dpstats._kernels.lasso_reference import lasso_cd_reference, lasso_topk_support_reference
 
 
 def _regression(n, d, seed, support=(0, 1, 4)):

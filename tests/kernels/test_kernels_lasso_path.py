@@ -5,8 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from dpstats._kernels.lasso import lasso_cd, lasso_topk_support, lasso_topk_support_reference
+from dpstats._kernels.lasso import lasso_cd, lasso_topk_support
 from dpstats._kernels.lasso_path import homotopy_at_grid
+from dpstats._kernels.lasso_reference import lasso_topk_support_reference
 
 N_ALPHAS, RATIO = 100, 1e-4
 
