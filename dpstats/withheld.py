@@ -28,6 +28,9 @@ class Withheld(StrEnum):
     ZERO_VOLUME = "zero_volume"
     #: AdaSSP, BAS, FW, DP-GD: the label's private bounds are unusable (too wide to map back).
     LABEL_BOUNDS = "label_bounds"
+    #: dp_glm's automatic choice: the private row count is below what any logistic method
+    #: needs at this eps and number of columns (nothing after the row count was spent).
+    TOO_FEW_ROWS = "too_few_rows"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,13 @@ EXPLANATIONS: Mapping[Withheld, Explanation] = MappingProxyType({
         "(too few rows for this eps). Give public bounds, e.g. bounds={'y': (lo, hi)}, use a "
         "larger eps or more rows.",
         short="the response's private bounds found nothing (too few rows for this eps)"),
+    Withheld.TOO_FEW_ROWS: Explanation(
+        "the private row count is below the rows a private logistic regression needs at this "
+        "eps and number of columns (below it no method beats predicting the majority class "
+        "in simulation). Try more rows, fewer terms or a larger eps.",
+        "Too few rows for a private logistic regression at this eps: no model was fitted and "
+        "no regression budget was spent. Try more rows, fewer terms or a larger eps.",
+        "too few rows for a private logistic regression"),
 })
 
 

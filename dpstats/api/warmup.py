@@ -38,6 +38,8 @@ STEPS = (
     ("dp_glm method='fw'", "glm", {"method": "fw"}),
     ("dp_glm method='dpgd'", "glm", {"method": "dpgd"}),
     ("dp_glm method='tukey'", "glm", {"method": "tukey"}),
+    ("dp_glm method='outpert'", "glm", {"method": "outpert"}),
+    ("dp_glm method='auto'", "glm", {"method": "auto"}),
     ("dp_lm defaults (select='auto')", "lm", {"select": "auto"}),
     ("kernels for large inputs", "large", {}),
 )

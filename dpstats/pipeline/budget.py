@@ -92,13 +92,14 @@ def levels_budget(request) -> tuple[float, float]:
 
 def needs_private_n(method: str | None, m: object, selector: str | None, groups) -> bool:
     """Whether a stage needs the released row count: the Tukey mechanism choosing its number
-    of models (``m="auto"``), DP-GD (its step averages over it), or the selector.
+    of models (``m="auto"``), DP-GD (its step averages over it), dp_glm's ``method="auto"``
+    (it decides from it), or the selector.
 
     >>> needs_private_n("tukey", "auto", None, "auto"), needs_private_n("fw", 5, None, "auto")
     (True, False)
     """
     tukey_m = method == "tukey" and m == "auto"
-    return tukey_m or method == "dpgd" or needs_row_count(selector, groups)
+    return tukey_m or method in ("dpgd", "auto") or needs_row_count(selector, groups)
 
 
 def plan_budget(request, n: int, selector: str | None, ledger: Ledger | None = None,

@@ -34,7 +34,9 @@ FAMILIES = ("binomial",)
 #: Values of ``levels=``: undeclared category levels discovered privately (default), or read
 #: from the data, which makes the fit NOT private.
 LEVELS = ("private", "data")
-GLM_METHODS = ("fw", "dpgd", "tukey")
+#: dp_glm's methods; "auto" (default) picks one from the released row count
+#: (:mod:`dpstats.estimators.glm_auto`).
+GLM_METHODS = ("auto", "outpert", "fw", "dpgd", "tukey")
 #: Arguments dp_lm / dp_glm pass to the estimator themselves; method options may not set them.
 RESERVED = {
     "lm": {"X", "y", "eps", "delta", "rng", "ledger", "m", "lemma", "accounting",

@@ -1,0 +1,121 @@
+"""``dp_glm(method="auto")``: the binomial method chosen from public quantities and a released
+row count, or a withheld fit when the rows cannot support any.
+
+The choice reads only the released row count ``n_hat`` (passed in by the pipeline, or released
+here with :data:`COUNT_SHARE` of the stage's eps through
+:func:`dpstats.mechanisms.private_count`, sensitivity 1, eps-DP under add/remove one row), the
+number of columns ``p`` (intercept included, after selection) and the stage's ``(eps, delta)``.
+Branching on them is post-processing of released values, so the stage is ``(eps, delta)``-DP:
+the count's eps plus what the chosen estimator spends (it gets the rest).
+
+The rule (derived from the data-independent simulation of ``benchmarks/glm_auto_rule.py``,
+results in ``benchmarks/results/glm_auto_rule.csv``; design note NN):
+
+* ``n_hat < rows_needed(p, eps, delta)``: withhold (:attr:`Withheld.TOO_FEW_ROWS`), spending
+  nothing more. Below that many rows, in simulation, the private fit's median test accuracy
+  falls below the majority class rate minus 0.01.
+* otherwise output perturbation with a private threshold
+  (:mod:`dpstats.estimators.outpert`): in the simulation it was at least as accurate as
+  Frank-Wolfe, DP-GD and the Tukey GLM at every n, p and eps tried, and its threshold choice
+  includes the intercept-only models, so it does not lose to the majority class.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..mechanisms import private_count
+from ..mechanisms.accountant import Ledger
+from ..mechanisms.gdp import gdp_mu
+from ..validation import OptionSpec, check_delta, check_eps
+from . import outpert
+from .outcome import Estimate, Withheld, withheld
+
+__all__ = ["estimate", "rows_needed", "choose", "ROWS_CONSTANT", "COUNT_SHARE", "OPTIONS",
+           "COMMON"]
+
+#: ``rows_needed = ROWS_CONSTANT * p / mu`` (``mu`` the Gaussian-DP parameter of the
+#: regression budget): fitted to the simulation (benchmarks/glm_auto_rule.py).
+ROWS_CONSTANT = 20.0
+#: Share of eps for a row count when the pipeline did not release one.
+COUNT_SHARE = 0.05
+#: The pipeline keywords :func:`estimate` takes.
+COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
+                    "known_x_bounds", "n_noisy"})
+#: ``method="auto"`` takes no options (they would belong to whichever method it picks).
+OPTIONS = OptionSpec(())
+
+
+def rows_needed(p: int, eps: float, delta: float) -> int:
+    """Rows (as a released lower-bound count) that ``method="auto"`` needs for ``p`` columns
+    (intercept included) at the regression budget ``(eps, delta)``; public quantities only.
+
+    >>> rows_needed(3, 1.0, 1e-5) < rows_needed(6, 1.0, 1e-5) < rows_needed(6, 0.5, 1e-5)
+    True
+    """
+    mu = gdp_mu(check_eps(eps), check_delta(delta))
+    return int(math.ceil(ROWS_CONSTANT * max(int(p), 1) / mu))
+
+
+def choose(n_noisy: float, p: int, eps: float, delta: float) -> tuple[str | None, str]:
+    """The method ``"auto"`` runs (None: withhold) and why, from released and public values.
+
+    >>> choose(100.0, 6, 1.0, 1e-5)[0] is None, choose(50_000.0, 6, 1.0, 1e-5)[0]
+    (True, 'outpert')
+    """
+    need = rows_needed(p, eps, delta)
+    n_txt = f"{max(n_noisy, 0.0):,.0f}"
+    if not n_noisy >= need:
+        return None, (f"method='auto' withheld the fit: the private row count ({n_txt}, a lower "
+                      f"bound) is below the {need:,} rows a private logistic regression with "
+                      f"{p} columns needs at eps = {eps:.3g} (rule from simulation: below it "
+                      "the private fit does not beat predicting the majority class).")
+    return "outpert", (f"method='auto' chose output perturbation ('outpert'): the private row "
+                       f"count ({n_txt}) is at least the {need:,} rows needed for {p} columns "
+                       f"at eps = {eps:.3g}; in simulation it matched or beat the other "
+                       "methods at every size, and its private threshold can fall back to the "
+                       "majority class.")
+
+
+def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
+             rng: np.random.Generator, ledger: Ledger | None = None,
+             n_noisy: float | None = None, bounds: object = "auto",
+             intercept_col: int | None = None, names=None, stage: str = "regression",
+             known_x_bounds: dict | None = None) -> Estimate:
+    """Run the method chosen by :func:`choose`, or withhold (module docstring).
+
+    Returns
+    -------
+    Estimate
+        The chosen estimator's, with ``details["method"]`` (the chosen name, or None when
+        withheld), ``details["why"]`` (the sentence a result shows) and
+        ``details["rows_needed"]``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.c_[np.ones(200), rng.uniform(-1, 1, 200)]
+    >>> y = (X[:, 1] > 0).astype(float)
+    >>> est = estimate(X, y, eps=1.0, delta=1e-5, rng=rng, intercept_col=0)
+    >>> est.released, est.withheld.value
+    (False, 'too_few_rows')
+    """
+    eps, delta = check_eps(eps), check_delta(delta)
+    eps_rest = eps
+    if n_noisy is None:
+        eps_n = eps * COUNT_SHARE
+        n_noisy = private_count(np.asarray(X).shape[0], eps_n, rng, ledger, stage=f"{stage}: n")
+        eps_rest = eps - eps_n
+    p = np.asarray(X).shape[1]
+    method, why = choose(float(n_noisy), p, eps_rest, delta)
+    info = {"method": method, "why": why, "rows_needed": rows_needed(p, eps_rest, delta),
+            "n_noisy": float(n_noisy)}
+    if method is None:
+        return withheld(p, Withheld.TOO_FEW_ROWS, details=info)
+    est = outpert.estimate(X, y, eps=eps_rest, delta=delta, rng=rng, ledger=ledger,
+                           bounds=bounds, intercept_col=intercept_col, names=names,
+                           stage=stage, known_x_bounds=known_x_bounds)
+    return Estimate(params=est.params, released=est.released, withheld=est.withheld,
+                    clip=est.clip, dropped=est.dropped, details={**est.details, **info})
