@@ -39,6 +39,7 @@ STEPS = (
     ("dp_glm method='dpgd'", "glm", {"method": "dpgd"}),
     ("dp_glm method='tukey'", "glm", {"method": "tukey"}),
     ("dp_glm method='outpert'", "glm", {"method": "outpert"}),
+    ("dp_glm method='objpert'", "glm", {"method": "objpert"}),
     ("dp_glm method='auto'", "glm", {"method": "auto"}),
     ("dp_lm defaults (select='auto')", "lm", {"select": "auto"}),
     ("kernels for large inputs", "large", {}),

@@ -37,7 +37,7 @@ COMMON_KEYWORDS = ("eps", "delta", "rng", "ledger", "m", "lemma", "accounting", 
 #: Module of each method per family ("tukey" for a binomial family is the logistic variant).
 _MODULES = {"gaussian": {name: name for name in METHODS},
             "binomial": {"tukey": "tukey.glm", "fw": "fw", "dpgd": "dpgd",
-                         "outpert": "outpert", "auto": "glm_auto"}}
+                         "outpert": "outpert", "objpert": "objpert", "auto": "glm_auto"}}
 
 
 def _module(name: str, family: str = "gaussian"):

@@ -34,7 +34,8 @@ stage's ``(eps, delta)`` is split by basic composition; the shares are public de
    uniform grid). Utility of a candidate: the number of rows it classifies correctly. Adding a
    row raises each utility by 0 or 1, so the utilities have sensitivity 1 and are monotone:
    the **exponential mechanism** in its monotone form (:func:`dpstats.mechanisms.exponential`,
-   ``exp(eps_t u)``) is ``eps_t``-DP. The released intercept is shifted by the chosen threshold.
+   ``exp(eps_t u)``) is ``eps_t``-DP. The released intercept is shifted by the chosen threshold
+   (a row is predicted 1 when ``s_i >= t``, the rule of ``predict``/``score`` after the shift).
 4. **Prevalence** (only when an intercept-only candidate wins). The counts of 0s and 1s (one
    row changes one count by 1: L1 sensitivity 1) are released by the Laplace mechanism
    (:func:`dpstats.mechanisms.laplace`, ``eps_c``-DP); the released model is then the
@@ -62,13 +63,14 @@ from ..validation import Option, OptionSpec, check_delta, check_eps, validate_op
 from .bounded import bounded_design, check_inputs, hist_release, plan_bounds
 from .outcome import Estimate
 
-__all__ = ["estimate", "ridge_fit", "threshold_grid", "KAPPA", "THRESHOLD_SHARE", "COUNT_SHARE",
+__all__ = ["estimate", "ridge_fit", "threshold_grid", "choose_threshold", "intercept_only",
+           "to_original", "KAPPA", "THRESHOLD_SHARE", "COUNT_SHARE",
            "BOUNDS_WEIGHT", "N_THRESHOLDS", "GRAD_TOL", "OPTIONS", "COMMON"]
 
 #: Target L2 norm of the noise on the unit-ball scale is ``1 / KAPPA``.
 KAPPA = 2.0
 #: Share of the stage's eps for the private threshold (exponential mechanism).
-THRESHOLD_SHARE = 0.15
+THRESHOLD_SHARE = 0.10
 #: Share of the stage's eps for the class counts of an intercept-only release.
 COUNT_SHARE = 0.05
 #: Share of ``mu^2`` of the Gaussian-DP plan for the private bounds (when any are needed).
@@ -88,17 +90,17 @@ OPTIONS = OptionSpec((
     Option("kappa", "real", KAPPA, range=(0.0, None),
            doc=f"inverse target norm of the noise on the unit scale, e.g. {KAPPA}"),
     Option("threshold_share", "real", THRESHOLD_SHARE, range=(0.0, 1.0),
-           doc="share of eps for the private threshold, e.g. 0.15"),
+           doc="share of eps for the private threshold, e.g. 0.1"),
     Option("bounds_weight", "real", BOUNDS_WEIGHT, range=(0.0, 1.0),
            doc="share of the Gaussian budget (mu^2) for private bounds, e.g. 0.2"),
 ))
 
 
 def ridge_fit(U: np.ndarray, y: np.ndarray, lam: float, *, tol: float = GRAD_TOL,
-              max_iter: int = 500) -> np.ndarray:
-    """Minimiser of ``sum_i log(1 + exp(u_i t)) - y_i u_i t + lam/2 ||t||^2`` by damped Newton,
-    run until the gradient norm is at most ``tol`` (the objective is ``lam``-strongly convex and
-    smooth, so Newton with backtracking converges from 0).
+              max_iter: int = 500, linear: np.ndarray | None = None) -> np.ndarray:
+    """Minimiser of ``sum_i log(1 + exp(u_i t)) - y_i u_i t + lam/2 ||t||^2 (+ linear . t)`` by
+    damped Newton, run until the gradient norm is at most ``tol`` (the objective is
+    ``lam``-strongly convex and smooth, so Newton with backtracking converges from 0).
 
     >>> U = np.array([[0.5, 0.5], [0.5, -0.5], [0.5, 0.1]])
     >>> t = ridge_fit(U, np.array([1.0, 0.0, 1.0]), 1.0)
@@ -107,16 +109,17 @@ def ridge_fit(U: np.ndarray, y: np.ndarray, lam: float, *, tol: float = GRAD_TOL
     """
     p = U.shape[1]
     t = np.zeros(p)
+    b = np.zeros(p) if linear is None else np.asarray(linear, dtype=np.float64)
 
     def objective(v):
         e = U @ v
-        return float(np.sum(np.logaddexp(0.0, e) - y * e) + 0.5 * lam * (v @ v))
+        return float(np.sum(np.logaddexp(0.0, e) - y * e) + 0.5 * lam * (v @ v) + b @ v)
 
     f = objective(t)
     for _ in range(max_iter):
         e = U @ t
         mu = 0.5 * (1.0 + np.tanh(0.5 * e))
-        g = U.T @ (mu - y) + lam * t
+        g = U.T @ (mu - y) + lam * t + b
         if math.sqrt(float(g @ g)) <= tol:
             break
         H = (U.T * (mu * (1.0 - mu))) @ U + lam * np.eye(p)
@@ -155,7 +158,7 @@ def _plan(eps_gdp: float, delta: float, private_bounds: bool, weight: float, rng
                              + "the ridge-logistic minimiser (L2 sensitivity (1 + 2 tol) / Lam)"))
 
 
-def _choose_threshold(scores, y, theta_norm: float, eps_t: float, rng, ledger,
+def choose_threshold(scores, y, theta_norm: float, eps_t: float, rng, ledger,
                       stage: str) -> float:
     """Exponential mechanism (monotone, sensitivity 1) over the thresholds; returns the chosen
     threshold (``-inf``: predict 1 everywhere, ``+inf``: predict 0 everywhere)."""
@@ -163,9 +166,10 @@ def _choose_threshold(scores, y, theta_norm: float, eps_t: float, rng, ledger,
     cands = np.concatenate([[-np.inf, np.inf], grid])
     pos = y == 1.0
     s1, s0 = np.sort(scores[pos]), np.sort(scores[~pos])
-    # correct = #(y=1 with s > t) + #(y=0 with s <= t)
-    correct = (s1.size - np.searchsorted(s1, cands, side="right")) \
-        + np.searchsorted(s0, cands, side="right")
+    # predict 1 iff s >= t (as predict/score: probability >= 0.5 after the shift):
+    # correct = #(y=1 with s >= t) + #(y=0 with s < t)
+    correct = (s1.size - np.searchsorted(s1, cands, side="left")) \
+        + np.searchsorted(s0, cands, side="left")
     idx = exponential(correct.astype(np.float64), 1.0, eps_t, rng, ledger, monotone=True,
                       stage=f"{stage}: threshold",
                       what=f"decision threshold among {cands.size} candidates (utility: rows "
@@ -173,7 +177,7 @@ def _choose_threshold(scores, y, theta_norm: float, eps_t: float, rng, ledger,
     return float(cands[idx])
 
 
-def _intercept_only(y, side: float, eps_c: float, rng, ledger, stage: str) -> float:
+def intercept_only(y, side: float, eps_c: float, rng, ledger, stage: str) -> float:
     """The released intercept of the intercept-only model on ``side`` (+1 predicts 1)."""
     counts = np.array([np.sum(y == 0.0), np.sum(y == 1.0)], dtype=np.float64)
     noisy = laplace(counts, 1.0, eps_c, rng, ledger, stage=f"{stage}: class counts",
@@ -184,7 +188,7 @@ def _intercept_only(y, side: float, eps_c: float, rng, ledger, stage: str) -> fl
     return max(logit, 0.01) if side > 0 else min(logit, -0.01)
 
 
-def _to_original(design, theta, s: float) -> np.ndarray:
+def to_original(design, theta, s: float) -> np.ndarray:
     """Coefficients on the original scale from a fit on rows divided by ``s``."""
     icol, mid, half = design.intercept_col, design.mid, design.half
     feats = [j for j in design.kept if j != icol]
@@ -256,12 +260,12 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     theta_k = gdp.release("theta", ridge_fit(U, y, lam), sens)
     t = 0.0
     if icol is not None:
-        t = _choose_threshold(U @ theta_k, y, float(np.linalg.norm(theta_k)), eps_t, rng,
+        t = choose_threshold(U @ theta_k, y, float(np.linalg.norm(theta_k)), eps_t, rng,
                               ledger, stage)
     theta = np.zeros(X.shape[1])
     theta[kept] = theta_k
     only = not math.isfinite(t)
-    b0 = (_intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
+    b0 = (intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
     details = {"lam": lam, "sigma": gdp.sigma("theta", sens), "mu": gdp.mu_total,
                "threshold": t, "intercept_only": only, "kappa": opt["kappa"],
@@ -273,5 +277,5 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     else:
         if icol is not None:
             theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta > t
-        beta = _to_original(design, theta, s)
+        beta = to_original(design, theta, s)
     return Estimate(params=beta, released=True, **facts)

@@ -36,7 +36,7 @@ FAMILIES = ("binomial",)
 LEVELS = ("private", "data")
 #: dp_glm's methods; "auto" (default) picks one from the released row count
 #: (:mod:`dpstats.estimators.glm_auto`).
-GLM_METHODS = ("auto", "outpert", "fw", "dpgd", "tukey")
+GLM_METHODS = ("auto", "objpert", "outpert", "fw", "dpgd", "tukey")
 #: Arguments dp_lm / dp_glm pass to the estimator themselves; method options may not set them.
 RESERVED = {
     "lm": {"X", "y", "eps", "delta", "rng", "ledger", "m", "lemma", "accounting",

@@ -31,9 +31,8 @@ def test_small_n_is_withheld_with_the_rows_needed():
     need = rows_needed(3, 0.95, 1e-5)
     assert fit.notes[-1] == (
         "method='auto' withheld the fit: the private row count (0, a lower bound) is below "
-        f"the {need:,} rows a private logistic regression with 3 columns needs at eps = 0.95 "
-        "(rule from simulation: below it the private fit does not beat predicting the "
-        "majority class).")
+        f"the {need:,} rows a private logistic regression needs at eps = 0.95 (rule from "
+        "simulation: below it the private fit does not beat predicting the majority class).")
     text = str(fit.summary())
     assert "Too few rows for a private logistic regression at this eps" in text
     assert "auto (chosen by method='auto')" in text

@@ -115,10 +115,10 @@ def test_threshold_grid_depends_on_radius_only():
 
 
 # ------------------------------------------------------------------------- method="auto"
-def test_rows_needed_grows_with_p_and_shrinks_with_eps():
+def test_rows_needed_shrinks_with_eps():
     r = glm_auto.rows_needed
-    assert r(2, 1.0, 1e-5) < r(10, 1.0, 1e-5)
     assert r(5, 0.5, 1e-5) > r(5, 1.0, 1e-5) > r(5, 4.0, 1e-5)
+    assert r(5, 1.0, 1e-5) == pytest.approx(glm_auto.ROWS_CONSTANT / 0.2681, rel=0.01)
 
 
 def test_auto_withholds_below_rows_needed_and_spends_nothing_more():
@@ -131,7 +131,7 @@ def test_auto_withholds_below_rows_needed_and_spends_nothing_more():
     assert [c.mechanism for c in led.charges] == ["laplace"]          # the row count only
     need = glm_auto.rows_needed(3, 0.95, 1e-5)
     assert est.details["rows_needed"] == need
-    assert f"is below the {need:,} rows a private logistic regression with 3 columns" \
+    assert f"is below the {need:,} rows a private logistic regression needs" \
         in est.details["why"]
 
 
