@@ -51,8 +51,10 @@ from .outpert import (
 
 __all__ = ["estimate", "BOUNDS_SHARE", "GRAD_TOL", "OPTIONS", "COMMON"]
 
-#: Share of eps and delta for private bounds (when any are needed).
-BOUNDS_SHARE = 0.15
+#: Share of eps and delta for private bounds (when any are needed): 0.25 beat 0.15 in the
+#: simulation (benchmarks/glm_auto_rule.py --part obj: median gap to the majority class 0.072
+#: against 0.053; its separate Gaussian release fails more often than DP-GD's GDP part).
+BOUNDS_SHARE = 0.25
 #: The solver's gradient-norm tolerance on the sum objective (sets the output noise).
 GRAD_TOL = 1e-6
 
@@ -64,7 +66,7 @@ OPTIONS = OptionSpec((
     Option("threshold_share", "real", THRESHOLD_SHARE, range=(0.0, 1.0),
            doc="share of eps for the private threshold, e.g. 0.15"),
     Option("bounds_share", "real", BOUNDS_SHARE, range=(0.0, 1.0),
-           doc="share of eps and delta for private bounds, e.g. 0.15"),
+           doc="share of eps and delta for private bounds, e.g. 0.25"),
 ))
 
 

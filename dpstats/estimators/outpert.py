@@ -125,6 +125,10 @@ def ridge_fit(U: np.ndarray, y: np.ndarray, lam: float, *, tol: float = GRAD_TOL
         H = (U.T * (mu * (1.0 - mu))) @ U + lam * np.eye(p)
         step = np.linalg.solve(H, g)
         dec = float(g @ step)
+        if dec < 1e-8:          # near the minimum: pure Newton (the objective's rounding
+            t = t - step        # error would stall a line search), quadratic convergence
+            f = objective(t)
+            continue
         s = 1.0
         while True:
             cand = t - s * step

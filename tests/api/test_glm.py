@@ -100,9 +100,9 @@ def test_fw_large_eps_approaches_statsmodels_logit(frame, logit):
 
 
 def test_auto_is_the_default_method(frame):
-    """The default is method="auto"; on 30,000 rows it runs output perturbation."""
+    """The default is method="auto"; on 30,000 rows it runs objective perturbation."""
     fit = dp_glm("y ~ x1 + x2", frame, eps=1.0, random_state=0)
-    assert fit.method == "outpert" and fit.auto_choice == "outpert"
+    assert fit.method == "objpert" and fit.auto_choice == "objpert"
     assert fit.spent == pytest.approx((1.0, 1e-5))
 
 

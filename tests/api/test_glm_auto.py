@@ -39,11 +39,13 @@ def test_small_n_is_withheld_with_the_rows_needed():
     assert "scale" not in fit.notes[-1]                     # no blame on the data's scale
 
 
-def test_summary_says_what_was_chosen_and_why():
-    fit = dp_glm("y ~ x0 + x1", _frame(20_000, 1), eps=1.0, random_state=1)
-    text = str(fit.summary())
-    assert fit.released and "outpert (chosen by method='auto')" in text
-    assert "method='auto' chose output perturbation ('outpert')" in text
+@pytest.mark.parametrize("n,chosen,words", [(2_000, "outpert", "output perturbation"),
+                                             (20_000, "objpert", "objective perturbation")])
+def test_summary_says_what_was_chosen_and_why(n, chosen, words):
+    fit = dp_glm("y ~ x0 + x1", _frame(n, 1), eps=1.0, random_state=1)
+    text = " ".join(str(fit.summary()).split())
+    assert fit.released and f"{chosen} (chosen by method='auto')" in text
+    assert f"method='auto' chose {words} ('{chosen}')" in text
 
 
 def test_auto_takes_no_method_options():

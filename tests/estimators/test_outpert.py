@@ -148,8 +148,53 @@ def test_auto_choice_reads_only_released_and_public_values(monkeypatch):
                                     n_noisy=n_hat, intercept_col=0)
             assert est.released is expect
             assert est.details["method"] == ("outpert" if expect else None)
+    rich = int(np.ceil(glm_auto.OBJPERT_CONSTANT / glm_auto.gdp_mu(1.0, 1e-5)))
+    for n_hat, method in ((rich - 1.0, "outpert"), (float(rich), "objpert")):
+        est = glm_auto.estimate(X_small, y_small, eps=1.0, delta=1e-5,
+                                rng=np.random.default_rng(0), n_noisy=n_hat, intercept_col=0)
+        assert est.details["method"] == method          # 300 true rows: never read
     calls = []
     monkeypatch.setattr(glm_auto, "choose", lambda *a: calls.append(a) or (None, "x"))
     glm_auto.estimate(X_big, y_big, eps=1.0, delta=1e-5, rng=rng, n_noisy=123.0,
                       intercept_col=0)
     assert calls == [(123.0, 3, 1.0, 1e-5)]
+
+
+# ------------------------------------------------------------------- objective perturbation
+def test_objpert_registered_and_close_on_rich_data():
+    from dpstats.estimators import objpert
+    assert get_estimator("objpert", "binomial") is objpert.estimate
+    rng = np.random.default_rng(12)
+    beta = np.array([1.0, -1.0, 0.5, 0.0])
+    X, y = _logistic(20_000, beta, rng, b0=0.5)
+    Xt, yt = _logistic(20_000, beta, rng, b0=0.5)
+    led = Ledger(1.0, 1e-5)
+    est = objpert.estimate(X, y, eps=1.0, delta=1e-5, rng=rng, ledger=led, intercept_col=0)
+    assert est.released and _acc(est.params, Xt, yt) >= _acc(np.r_[0.5, beta], Xt, yt) - 0.03
+    assert sum(c.eps for c in led.charges) == pytest.approx(1.0)
+    assert sum(c.delta for c in led.charges) == pytest.approx(1e-5)
+    assert "objective perturbation" in [c.mechanism for c in led.charges]
+
+
+def test_objective_mechanism_accounting():
+    """The split inside the mechanism: the objective's eps and the output noise's add up."""
+    from dpstats.mechanisms import objective
+    op = objective.ObjectivePerturbation(4, 1.0, 1e-5, np.random.default_rng(0))
+    eps_j = objective.JACOBIAN_SHARE * (1.0 - 2 * objective.AMP_SHARE)
+    assert op.ridge == pytest.approx(0.25 / np.expm1(eps_j))
+    assert op.radius == pytest.approx(op.tol / op.ridge)
+    with pytest.raises(Exception, match="already released"):
+        op.release(np.zeros(4))
+        op.release(np.zeros(4))
+
+
+def test_ridge_fit_converges_on_large_n():
+    """Near the minimum the solver takes pure Newton steps (a line search would stall on the
+    objective's rounding) and reaches the tolerance the privacy proof needs."""
+    rng = np.random.default_rng(5)
+    U = rng.uniform(-1, 1, (50_000, 9)) / 3.0
+    y = (rng.uniform(size=50_000) < 1 / (1 + np.exp(-U @ rng.normal(size=9) * 4))).astype(float)
+    b = rng.normal(size=9) * 5
+    t = outpert.ridge_fit(U, y, 2.4, tol=1e-8, linear=b)
+    mu = 1 / (1 + np.exp(-(U @ t)))
+    assert np.linalg.norm(U.T @ (mu - y) + 2.4 * t + b) <= 1e-8
