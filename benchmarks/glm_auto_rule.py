@@ -16,6 +16,9 @@ Parts (``--part``):
   {0.5, 1, 2}: the smallest n from which it beats the majority class on the easiest problem
   (strong signal, balanced classes) gives ``rows_needed``, printed as ``C = n_hat mu``
   (:func:`rows_rule`);
+* ``rows_sep``: the same rule on the easiest problem of all, a nearly separable one (signal 8,
+  balanced classes), n from 50 to 800: the rule ``dp_glm`` uses (below it no private fit
+  beats the majority class even when the classes hardly overlap);
 * ``kappa``: outpert's noise norm 1/kappa and threshold share, at n in {1,000, 10,000};
 * ``obj``: objective against output perturbation (and objpert's bounds share), n from 1,000
   to 30,000, p in {4, 16}, eps 1;
@@ -44,7 +47,7 @@ from dpstats.api.glm import dp_glm
 from dpstats.mechanisms.gdp import gdp_mu
 
 OUT = Path(__file__).resolve().parent / "results"
-SIGNALS = {"weak": 0.8, "strong": 2.5}
+SIGNALS = {"weak": 0.8, "strong": 2.5, "separable": 8.0}
 PREVALENCE = (0.5, 0.2)
 
 
@@ -111,23 +114,28 @@ def fit_acc(method: str, train, test, eps: float, seed: int, **opts) -> float:
 
 
 def run(part: str, reps: int) -> pd.DataFrame:
+    usual = ("weak", "strong")
     if part == "methods":
         grid = list(itertools.product((300, 1000, 3000, 10_000, 30_000), (4, 16), (1.0,),
-                                      SIGNALS, PREVALENCE))
+                                      usual, PREVALENCE))
         methods = ("outpert", "fw", "dpgd", "tukey")
     elif part == "rows":
         grid = list(itertools.product((50, 100, 200, 400, 800, 1600), (2, 4, 8, 16),
-                                      (0.5, 1.0, 2.0), SIGNALS, PREVALENCE))
+                                      (0.5, 1.0, 2.0), usual, PREVALENCE))
+        methods = ("outpert",)
+    elif part == "rows_sep":
+        grid = list(itertools.product((50, 100, 200, 400, 800), (2, 4, 8, 16),
+                                      (0.5, 1.0, 2.0), ("separable",), (0.5,)))
         methods = ("outpert",)
     elif part == "obj":
-        grid = list(itertools.product((1000, 3000, 10_000, 30_000), (4, 16), (1.0,), SIGNALS,
+        grid = list(itertools.product((1000, 3000, 10_000, 30_000), (4, 16), (1.0,), usual,
                                       PREVALENCE))
         methods = ("outpert", "objpert", "objpert:0.25")
     elif part == "split":
-        grid = list(itertools.product((2000, 10_000), (12,), (1.0,), SIGNALS, PREVALENCE))
+        grid = list(itertools.product((2000, 10_000), (12,), (1.0,), usual, PREVALENCE))
         methods = tuple(f"split:{s}" for s in (0.05, 0.10, 0.15, 0.25)) + ("split:none",)
     else:
-        grid = list(itertools.product((1000, 10_000), (4, 16), (1.0,), SIGNALS, PREVALENCE))
+        grid = list(itertools.product((1000, 10_000), (4, 16), (1.0,), usual, PREVALENCE))
         methods = tuple(f"outpert:{k}:{t}" for k in (0.5, 1.0, 2.0, 4.0) for t in (0.1, 0.2))
     rows, t0 = [], time.perf_counter()
     for i, (n, p, eps, sig, prev) in enumerate(grid):
@@ -171,7 +179,8 @@ def rows_rule(res: pd.DataFrame) -> pd.DataFrame:
     res = res.assign(gap=res.accuracy.fillna(0.0) - res.majority)
     out = []
     for (p, eps), g in res.groupby(["p", "eps"]):
-        easy = g[(g.signal == "strong") & (g.prevalence == 0.5)]
+        easiest = "separable" if (g.signal == "separable").any() else "strong"
+        easy = g[(g.signal == easiest) & (g.prevalence == 0.5)]
         good = easy.groupby("n").gap.median() > 0.005
         bad_ns = [n for n, v in good.items() if not v]
         n_min = min([n for n in good.index if n > max(bad_ns, default=0)], default=np.nan)
@@ -189,7 +198,7 @@ def main() -> None:
     warnings.simplefilter("ignore", UserWarning)         # grid-edge notes of failed bounds
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=("methods", "rows", "kappa", "split", "obj"),
+    ap.add_argument("--part", choices=("methods", "rows", "rows_sep", "kappa", "split", "obj"),
                     default="methods")
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
@@ -202,7 +211,7 @@ def main() -> None:
     base = res.groupby(keys)[["logit", "majority"]].median()
     print("\nMedian test accuracy (NaN: withheld)")
     print(med.join(base).round(3).to_string())
-    if args.part == "rows":
+    if args.part.startswith("rows"):
         print("\nrows_needed rule:")
         print(rows_rule(res).to_string())
     else:

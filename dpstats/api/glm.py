@@ -47,12 +47,12 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
         Logistic regression (logit link).
     eps, delta : float
         Total budget of the fit (add/remove one row).
-    method : {"auto", "outpert", "fw", "dpgd", "tukey"}
-        ``"auto"`` (default; :mod:`~dpstats.estimators.glm_auto`): from the private row count,
-        p and the budget, withheld (``"too_few_rows"``, the rows needed in the notes) or
-        ``"outpert"`` (the result's ``method``; a note says why). ``"outpert"``: output
-        perturbation with a private threshold (:mod:`~dpstats.estimators.outpert`). ``"fw"``:
-        Frank-Wolfe on an L1 ball (001). ``"dpgd"``: DP gradient descent, a baseline.
+    method : {"auto", "objpert", "outpert", "fw", "dpgd", "tukey"}
+        ``"auto"`` (default; :mod:`~dpstats.estimators.glm_auto`): from the private row count
+        and the budget, withheld (``"too_few_rows"``, rows needed in the notes), ``"outpert"``
+        or, on more rows, ``"objpert"`` (the result's ``method``; a note says why): output or
+        objective perturbation, each with a private threshold that can fall back to the
+        majority class. ``"fw"``: Frank-Wolfe (001). ``"dpgd"``: DP gradient descent.
         ``"tukey"``: subsample and aggregate per-group logistic fits through the Tukey
         mechanism with PTR (:mod:`dpstats.estimators.tukey.glm`).
     select, k : as in :func:`dpstats.dp_lm`

@@ -255,13 +255,13 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
     ----------
     eps, delta, method, select, k, bounds, budget, random_state, method_options
         As in :class:`DPLinearRegression`, passed to :func:`dpstats.dp_glm` (default
-        ``method="auto"``).
+        ``method="fw"``).
     classes : sequence of two labels, optional
         ``(negative, positive)``, declared (public). None: ``y`` must be boolean or coded 0/1
         (see the module docstring: the classes are never learned from ``y``).
     """
 
-    def __init__(self, eps=1.0, delta=1e-5, method="auto", select="auto", k=5, bounds="auto",
+    def __init__(self, eps=1.0, delta=1e-5, method="fw", select="auto", k=5, bounds="auto",
                  random_state=None, budget=None, method_options=None, classes=None):
         self.eps = eps
         self.delta = delta
