@@ -15,6 +15,10 @@ release many times through the same public mechanism.
   stage eps 4 so ``eps_t`` = 0.4): the released ``theta`` is fixed (adaptive composition
   conditions on it), so ``D`` and ``D'`` differ only in the counted rows. Broken: sensitivity
   divided by 4.
+* **Objective perturbation** (:class:`dpstats.mechanisms.objective.ObjectivePerturbation`
+  with the solver of :mod:`dpstats.estimators.objpert`, claimed (1, 0.01)): a fresh ``b`` and
+  output noise per draw, five rows and two opposite corner rows. The worst-case analysis is
+  loose for typical draws, so the broken variant is gross: ``b``'s noise divided by 10.
 """
 
 from __future__ import annotations
