@@ -222,7 +222,8 @@ def _parser() -> argparse.ArgumentParser:
                                   "that no fit waits for it later")
     for name, method, methods, what in (
             ("lm", "tukey", "tukey, adassp, bas, fw, dpgd, ols", "linear regression (dp_lm)"),
-            ("glm", "fw", "fw, dpgd, tukey", "logistic regression (dp_glm)")):
+            ("glm", "auto", "auto, objpert, outpert, fw, dpgd, tukey",
+             "logistic regression (dp_glm)")):
         p = sub.add_parser(name, help=f"private {what} of a CSV file; prints the summary",
                            description=f"Fit a differentially private {what} and print its "
                                        "summary (or --json).")
