@@ -1,8 +1,10 @@
 """Utility of the selection-then-regression pipelines on every regression file (issue 3).
 
-Median test R^2 over random 90/10 splits at (eps = ln 3, delta = 1e-5, k = 5) for K-Tukey
-(``select="kendall"``), L-Tukey (``select="sublasso"``), Tukey without selection, and the
-default ``dp_lm`` (``select="auto"``), beside the reference code's best private method
+Median test R^2 over random 90/10 splits at (eps = ln 3, delta = 1e-5) for K-Tukey
+(``select="kendall"``, k = 5), L-Tukey (``select="sublasso"``, k = 5), Tukey without selection,
+the Tukey pipeline that was the default until issue 15 (``select="auto"``, k = 5,
+``method="tukey"``: ``tukey_k5``) and the default ``dp_lm`` call (no method, select or k
+given: ``default``), beside the reference code's best private method
 (ANCHORS.md). A fit whose PTR check fails counts as -inf. Prints a table and writes
 benchmarks/results/selection_utility.csv.
 
@@ -22,7 +24,8 @@ from tukey_utility import ANCHORS, DATA, LABELS, OUT
 
 import dpstats as dp
 
-CONFIGS = {"default": "auto", "kendall": "kendall", "sublasso": "sublasso", "none": None}
+CONFIGS = {"default": None, "tukey_k5": "auto", "kendall": "kendall", "sublasso": "sublasso",
+           "none": None}
 
 
 def run(files, trials, configs, accounting="swap", eps=None):
@@ -38,12 +41,16 @@ def run(files, trials, configs, accounting="swap", eps=None):
             train, test = df.iloc[idx[:cut]], df.iloc[idx[cut:]]
             for label in configs:
                 t0 = time.perf_counter()
-                fit = dp.dp_lm(formula, train, eps=eps, delta=1e-5, select=CONFIGS[label],
-                               k=5, accounting=accounting, random_state=10_000 * trial + 7)
+                kwargs = ({} if label == "default" else
+                          {"select": CONFIGS[label], "k": 5, "method": "tukey",
+                           "accounting": accounting})
+                fit = dp.dp_lm(formula, train, eps=eps, delta=1e-5,
+                               random_state=10_000 * trial + 7, **kwargs)
                 secs = time.perf_counter() - t0
                 rows.append({"dataset": name, "method": label, "trial": trial, "eps": eps,
                              "r2": fit.score(test) if fit.released else -math.inf,
-                             "seconds": secs, "selected": "|".join(fit.selected)})
+                             "seconds": secs, "selected": "|".join(fit.selected),
+                             "method used": fit.method, "k": fit.k})
     return pd.DataFrame(rows)
 
 

@@ -125,9 +125,9 @@ def stage_times(out: dict):
     import dpstats.estimators.tukey.linear as tukey
     import dpstats.pipeline.budget as budget
     import dpstats.pipeline.estimate as estimate
-    import dpstats.pipeline.run as run
+    import dpstats.pipeline.levels as levels
     import dpstats.pipeline.select as select
-    targets = [(run, "build_design", "design"), (budget, "private_count", "private n"),
+    targets = [(levels, "build_design", "design"), (budget, "private_count", "private n"),
                (select, "run_selection", "selection"), (estimate, "choose_m", "choose m"),
                (kr, "permuted_ranks", "  kendall: ranks"),
                (kr, "discordant_ranked", "  kendall: discordant pairs"),

@@ -21,7 +21,8 @@ __version__ = "0.1.0"
 
 #: Public names loaded on first use: name -> (module, attribute).
 _LAZY = {"dp_lm": ("api.lm", "dp_lm"), "select": ("api.select", "select"),
-         "dp_glm": ("api.glm", "dp_glm"), "DPGLMResult": ("results.glm", "DPGLMResult"),
+         "dp_glm": ("api.glm", "dp_glm"), "rows_needed": ("pipeline.feasibility", "rows_needed"),
+         "DPGLMResult": ("results.glm", "DPGLMResult"),
          "DPLMResult": ("results.lm", "DPLMResult"), "SelectionResult":
          ("results.selection", "SelectionResult")}
 #: Subpackages, loaded on first use (``dp.mechanisms.laplace``, ``dp.lab.experiments.run``);
@@ -31,7 +32,8 @@ _SUBMODULES = {"datasets": "datasets", "mechanisms": "mechanisms", "ptr": "mecha
                "selection": "selection", "estimators": "estimators", "results": "results",
                "lab": "lab", "validation": "validation"}
 
-__all__ = ["dp_lm", "dp_glm", "select", "DPLMResult", "DPGLMResult", "SelectionResult", "Budget",
+__all__ = ["dp_lm", "dp_glm", "select", "rows_needed", "DPLMResult", "DPGLMResult",
+           "SelectionResult", "Budget",
            "Charge", "Ledger",
            "DPStatsError", "BudgetExceededError", "PrivacyLeakWarning", "NotPrivateWarning",
            "datasets", "mechanisms", "ptr", "__version__"]

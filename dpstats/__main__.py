@@ -221,7 +221,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("warmup", help="compile every numerical kernel now (about 30 s, once), so "
                                   "that no fit waits for it later")
     for name, method, methods, what in (
-            ("lm", "tukey", "tukey, adassp, bas, fw, dpgd, ols", "linear regression (dp_lm)"),
+            ("lm", "auto", "auto, tukey, adassp, bas, fw, dpgd, ols",
+             "linear regression (dp_lm)"),
             ("glm", "auto", "auto, objpert, outpert, fw, dpgd, tukey",
              "logistic regression (dp_glm)")):
         p = sub.add_parser(name, help=f"private {what} of a CSV file; prints the summary",
@@ -234,7 +235,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--delta", type=float, default=1e-5, help="delta (default 1e-5)")
         p.add_argument("--select", choices=SELECT, default="auto",
                        help="private feature selection (default auto; 'none' for no selection)")
-        p.add_argument("--k", type=int, default=5, help="terms to select (default 5)")
+        p.add_argument("--k", type=int, default=None if name == "lm" else 5,
+                       help="terms to select (default: " + ("from the private row count"
+                                                            if name == "lm" else "5") + ")")
         p.add_argument("--method", default=method, help=f"{methods} (default {method})")
         p.add_argument("--seed", type=int, default=None,
                        help="random_state: reproducible, NOT fit for release")

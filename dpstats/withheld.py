@@ -28,8 +28,10 @@ class Withheld(StrEnum):
     ZERO_VOLUME = "zero_volume"
     #: AdaSSP, BAS, FW, DP-GD: the label's private bounds are unusable (too wide to map back).
     LABEL_BOUNDS = "label_bounds"
-    #: dp_glm's automatic choice: the private row count is below what any logistic method
-    #: needs at this eps and number of columns (nothing after the row count was spent).
+    #: dp_lm and dp_glm: the released row count is below what any method needs (dp_lm: for
+    #: the smallest model the formula allows, :func:`dpstats.rows_needed`; dp_glm's
+    #: method="auto": :func:`dpstats.estimators.glm_auto.rows_needed`); nothing after the row
+    #: count (and, in dp_glm, a selection that ran before it) was charged.
     TOO_FEW_ROWS = "too_few_rows"
 
 
@@ -71,12 +73,10 @@ EXPLANATIONS: Mapping[Withheld, Explanation] = MappingProxyType({
         "larger eps or more rows.",
         short="the response's private bounds found nothing (too few rows for this eps)"),
     Withheld.TOO_FEW_ROWS: Explanation(
-        "the private row count is below the rows a private logistic regression needs at this "
-        "eps and number of columns (below it no method beats predicting the majority class "
-        "in simulation). Try more rows, fewer terms or a larger eps.",
-        "Too few rows for a private logistic regression at this eps: no model was fitted and "
-        "no regression budget was spent. Try more rows, fewer terms or a larger eps.",
-        "too few rows for a private logistic regression"),
+        "the private row count is below what any method needs for this model (the Notes say "
+        "how many rows; see dpstats.rows_needed). The fit stopped after the row count: only "
+        "its share of the budget was spent. Try more rows, fewer terms or a larger eps.",
+        short="too few rows for any method (stopped after the private row count)"),
 })
 
 

@@ -50,11 +50,10 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
     method : {"auto", "objpert", "outpert", "fw", "dpgd", "tukey"}
         ``"auto"`` (default; :mod:`~dpstats.estimators.glm_auto`): from the private row count
         and the budget, withheld (``"too_few_rows"``, rows needed in the notes), ``"outpert"``
-        or, on more rows, ``"objpert"`` (the result's ``method``; a note says why): output or
-        objective perturbation, each with a private threshold that can fall back to the
-        majority class. ``"fw"``: Frank-Wolfe (001). ``"dpgd"``: DP gradient descent.
-        ``"tukey"``: subsample and aggregate per-group logistic fits through the Tukey
-        mechanism with PTR (:mod:`dpstats.estimators.tukey.glm`).
+        or on more rows ``"objpert"`` (the result's ``method``; a note says why): output or
+        objective perturbation with a private threshold that can fall back to the majority
+        class. ``"fw"``: Frank-Wolfe (001), ``"dpgd"``: DP gradient descent, ``"tukey"``:
+        per-group logistic fits through the Tukey mechanism (:mod:`~.estimators.tukey.glm`).
     select, k : as in :func:`dpstats.dp_lm`
         Private feature selection on the 0/1 label, of ``k`` design columns (the intercept is
         always kept and never scored).

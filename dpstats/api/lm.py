@@ -23,7 +23,7 @@ __all__ = ["dp_lm", "DEFAULT_SPLIT", "SELECT_CHOICES"]
 
 
 def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
-          select: str | None = "auto", k: int = 5, method: str = "tukey",
+          select: str | None = "auto", k: int | None = None, method: str = "auto",
           m: int | str = "auto", split: dict | None = None, bounds: object = "auto",
           groups: object = "auto", budget: Budget | None = None, random_state=None,
           lemma: str = "8.5", accounting: str = "swap", levels: str = "private",
@@ -40,20 +40,31 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     eps, delta : float
         Total budget of the fit: eps > 0; delta in (0, 1), well below 1/n (default 1e-5).
     select : {"auto", "kendall", "sublasso", "sis", None}
-        Private feature selection before the regression. ``"auto"`` selects nothing when the
-        formula has at most ``k`` terms besides the intercept, else SubLasso or DPKendall from
-        the private row count (:mod:`dpstats.pipeline.select`). ``"sis"`` is DP-SIS (needs
-        ``bounds``). The intercept is never a candidate and is always kept.
-    k : int, default 5
+        Private feature selection before the regression. ``"auto"``: a formula with ``.``
+        (``y ~ .``) selects automatically, an explicit formula (``y ~ a + b + C(g)``) is fitted
+        as written (unless ``k`` is given); a named selector always selects. Which selector
+        for ``"auto"``: SubLasso or DPKendall from the private row count
+        (:mod:`dpstats.pipeline.select`). ``"sis"`` is DP-SIS (needs ``bounds``). The
+        intercept is never a candidate and is always kept.
+    k : int, optional
         Number of terms to select (design columns; a categorical contributes one per level).
-    method : {"tukey", "adassp", "bas", "fw", "dpgd", "ols"}
-        ``"tukey"``: Tukey-depth mechanism with propose-test-release (no bounds needed);
-        ``"adassp"``: AdaSSP (Wang 2018); ``"bas"``: Boosted AdaSSP (003), both on columns
-        clipped to ``bounds`` (predictions clip to the released box); ``"fw"``: private
-        Frank-Wolfe on an L1 ball (001); ``"dpgd"``: DP gradient descent, a baseline that
-        needs tuning; ``"ols"``: least squares, NOT PRIVATE (a baseline; it warns).
+        Default: chosen from the private row count (:mod:`dpstats.pipeline.auto`): no
+        selection when the rows support every term, else the largest number of terms the
+        chosen method can fit (:func:`dpstats.rows_needed`). An explicit ``k`` wins.
+    method : {"auto", "tukey", "adassp", "bas", "fw", "dpgd", "ols"}, default "auto"
+        ``"auto"``: chosen after the private row count from it and public values only
+        (:mod:`dpstats.pipeline.auto`): ``"tukey"`` where its PTR test passes with high
+        probability, else ``"bas"``; the summary says which and why. When the count shows
+        that no method can fit the smallest model, the fit stops there, withheld, having
+        spent only the count's share. ``"tukey"``: Tukey-depth mechanism with
+        propose-test-release (no bounds needed); ``"adassp"``: AdaSSP (Wang 2018); ``"bas"``:
+        Boosted AdaSSP (003), both on columns clipped to ``bounds`` (predictions clip to the
+        released box); ``"fw"``: private Frank-Wolfe on an L1 ball (001); ``"dpgd"``: DP
+        gradient descent, a baseline that needs tuning; ``"ols"``: least squares, NOT
+        PRIVATE (a baseline; it warns).
     m : "auto" or int
-        Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count.
+        Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count
+        (``method="auto"`` and ``k=None`` spend it too).
     split : dict, optional
         Shares ``{"levels", "n", "selection", "regression"}`` of eps (levels: of delta too);
         unused shares go to the regression. Default 5% / 5% / 5% / the rest.
@@ -82,7 +93,8 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         ``variant="paper"`` (bas); ``radius``, ``T``, ``screen`` (``"every"``, ``"last"`` or
         every j-th iteration) (fw); ``lr``, ``clip``, ``epochs`` (dpgd); ``bounds_share``,
         ``bounds_method`` (bounded methods); ``centre=None`` (tukey). See each ``estimate`` in
-        :mod:`dpstats.estimators`; an unknown option raises and names the valid ones.
+        :mod:`dpstats.estimators`; an unknown option raises and names the valid ones. Options
+        need an explicit ``method``.
 
     Returns
     -------
@@ -93,8 +105,12 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     >>> import dpstats as dp
     >>> df = dp.datasets.load("california")
     >>> fit = dp.dp_lm("median_house_value ~ .", df, eps=1.0, random_state=0)
-    >>> fit.released, len(fit.selected)
-    (True, 5)
+    >>> fit.released, fit.method
+    (True, 'tukey')
+    >>> fit = dp.dp_lm("median_house_value ~ median_income + latitude", df, eps=1.0,
+    ...                method="bas", random_state=0)
+    >>> fit.selected      # an explicit formula is fitted as written
+    []
     """
     request = build_request("lm", formula, data, eps=eps, delta=delta, method=method,
                             select=select, k=k, m=m, split=split, bounds=bounds, groups=groups,

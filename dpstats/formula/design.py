@@ -51,7 +51,12 @@ class Design:
     ``X`` for new data; ``levels_from_data``, variables whose levels were read from the data;
     ``variables``, the data columns used (response first); ``recode``, the
     :class:`~dpstats.formula.discovery.LevelCoding` of columns whose levels were released by a
-    private mechanism, applied to new data too.
+    private mechanism, applied to new data too; ``terms``, the formula's terms that have
+    columns (the intercept is none), and ``term_of``, the index into ``terms`` of each column
+    (-1 for the intercept): a factor or an interaction with one is one term of several columns,
+    a numeric column one term; ``term_factor``, per term, whether it is a factor's main effect
+    (its columns the factor's dummies). All are data-free (formula and declared or released
+    levels).
     """
 
     X: np.ndarray
@@ -65,6 +70,9 @@ class Design:
     levels_from_data: tuple[str, ...]
     variables: tuple[str, ...] = ()
     recode: tuple = ()
+    terms: tuple[str, ...] = ()
+    term_of: tuple[int, ...] = ()
+    term_factor: tuple[bool, ...] = ()
 
 
 def _as_float(mat) -> np.ndarray:
@@ -159,9 +167,27 @@ def build_design(formula: str, data: pd.DataFrame, *, warn_levels: bool = True) 
     from_data = _levels_from_data(spec, frame)
     if from_data and warn_levels:
         _warn_levels(from_data)
+    terms, term_of, factor = _term_structure(spec, len(cols))
     return Design(X=X, y=y, columns=cols, label=label, formula=formula, expanded=expanded,
                   has_intercept=any(str(t) == "1" for t in spec.formula), spec=spec,
-                  levels_from_data=from_data, variables=tuple(used))
+                  levels_from_data=from_data, variables=tuple(used), terms=terms,
+                  term_of=term_of, term_factor=factor)
+
+
+def _term_structure(spec, p: int) -> tuple[tuple[str, ...], tuple[int, ...], tuple[bool, ...]]:
+    """``(terms, term_of, term_factor)`` from formulaic's ``ModelSpec``: the terms with
+    columns, in column order, each column's term (-1 for the intercept term ``1``) and whether
+    each term is one categorical factor."""
+    term_of, terms, factor = [-1] * p, [], []
+    categorical = _categorical_factors(spec)
+    for term, idx in spec.term_indices.items():
+        if str(term) == "1" or not idx:
+            continue
+        for j in idx:
+            term_of[j] = len(terms)
+        terms.append(str(term))
+        factor.append(len(term.factors) == 1 and term.factors[0] in categorical)
+    return tuple(terms), tuple(term_of), tuple(factor)
 
 
 def _parse_sides(lhs: str, rhs: str, data: pd.DataFrame):
@@ -242,9 +268,12 @@ def _fast_design(formula: str, label: str, spec: NumericSpec, data: pd.DataFrame
     y = y[keep] if keep is not None else y.copy()
     X, y = usable_rows(X, y)          # the columns are the inputs: infinities are dropped here
     rhs = _expand_dot(".", spec.names) + ("" if spec.intercept else " - 1")
+    first = int(spec.intercept)
     return Design(X=X, y=y, columns=list(spec.column_names), label=label, formula=formula,
                   expanded=f"{label} ~ {rhs}", has_intercept=spec.intercept, spec=spec,
-                  levels_from_data=(), variables=(label, *spec.names))
+                  levels_from_data=(), variables=(label, *spec.names), terms=tuple(spec.names),
+                  term_of=(-1,) * first + tuple(range(len(spec.names))),
+                  term_factor=(False,) * len(spec.names))
 
 
 def design_for_new_data(design: Design, newdata: pd.DataFrame) -> np.ndarray:

@@ -11,6 +11,7 @@ import pandas as pd
 from ..results.lm import SelectionReport
 from ..withheld import withheld_note
 from .grid_notes import warn_grid_edge
+from .select import candidate_columns, selected_terms
 
 __all__ = ["released_params", "result_fields"]
 
@@ -49,11 +50,15 @@ def result_fields(*, design, selection, k, est, ledger, selector, n_noisy, seede
                   notes, private: bool = True, accounting: str | None = None) -> dict:
     """Keyword arguments shared by :class:`DPLMResult` and :class:`DPGLMResult`.
 
+    ``selected`` lists the selected *terms* (a factor by its term name, e.g. ``cut``, never a
+    single dummy), in selection order.
+
     ``private`` is False for a fit whose analysis does not hold (the Tukey mechanism with
     ``accounting="paper"``, or category levels read from the data); ``accounting`` is the Tukey
     fit's PTR accounting (public). The Tukey depth the mechanism sampled is not a field (it is
     not released)."""
-    selected = [design.columns[i] for i in selection.indices] if selection else []
+    candidates = candidate_columns(design.columns, design.has_intercept)
+    selected = selected_terms(design, candidates, selection)
     report = (SelectionReport(method=selection.method, k=k, selected=tuple(selected),
                               eps=selection.eps, ordered=selection.ordered)
               if selection else None)

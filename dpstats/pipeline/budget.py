@@ -20,7 +20,7 @@ from ..mechanisms.accountant import Ledger
 from .select import needs_row_count
 
 __all__ = ["DEFAULT_SPLIT", "GLM_DEFAULT_SPLIT", "LEVELS_SHARE", "N_SHARE", "SELECT_SHARES",
-           "BudgetPlan", "plan_budget", "needs_private_n", "open_ledger"]
+           "BudgetPlan", "plan_budget", "replan", "needs_private_n", "open_ledger"]
 
 #: Default share of eps and of delta for the private discovery of undeclared category levels
 #: (:func:`dpstats.mechanisms.levels.private_levels`); only spent when the formula has such
@@ -101,22 +101,24 @@ def needs_private_n(method: str | None, m: object, selector: str | None, groups)
     >>> needs_private_n("tukey", "auto", None, "auto"), needs_private_n("fw", 5, None, "auto")
     (True, False)
     """
-    tukey_m = method == "tukey" and m == "auto"
+    tukey_m = method in ("tukey", "auto") and m == "auto"
     return tukey_m or method in ("dpgd", "auto") or needs_row_count(selector, groups)
 
 
 def plan_budget(request, n: int, selector: str | None, ledger: Ledger | None = None,
-                levels: tuple[float, float] = (0.0, 0.0)) -> BudgetPlan:
+                levels: tuple[float, float] = (0.0, 0.0), *, force_n: bool = False) -> BudgetPlan:
     """Open the fit's ledger (on ``request.budget`` when given) unless the levels stage already
     did (``ledger``, with that stage's ``levels = (eps, delta)``), share out ``request.eps``
     and release the row count ``n`` when a stage needs it.
 
-    ``selector`` is the selector that will run (None for none, ``"auto"`` while undecided).
+    ``selector`` is the selector that will run (None for none, ``"auto"`` while undecided);
+    ``force_n`` releases the row count even when no stage named so far needs it (``dp_lm``'s
+    automatic method and number of terms read it: :mod:`dpstats.pipeline.auto`).
     """
     eps, shares = request.eps, request.shares
     ledger = open_ledger(request) if ledger is None else ledger
     eps_lv, delta_lv = levels
-    use_n = needs_private_n(request.method, request.m, selector, request.groups)
+    use_n = force_n or needs_private_n(request.method, request.m, selector, request.groups)
     eps_n = eps * shares["n"] if use_n else 0.0
     if request.kind == "select":                  # selection is the last stage: the rest
         eps_sel, eps_reg = eps - eps_lv - eps_n, 0.0
@@ -127,3 +129,16 @@ def plan_budget(request, n: int, selector: str | None, ledger: Ledger | None = N
     n_noisy = private_count(n, eps_n, request.rng, ledger, stage="private n") if use_n else None
     return BudgetPlan(ledger=ledger, eps_n=eps_n, eps_sel=eps_sel, eps_reg=eps_reg,
                       n_noisy=n_noisy, eps_levels=eps_lv, delta_reg=delta_reg)
+
+
+def replan(plan: BudgetPlan, request, selector: str | None, *, spend: bool = True) -> BudgetPlan:
+    """The plan once the selector is decided after the row count (``dp_lm``'s automatic
+    number of terms): the same ledger, count and levels share, with the selection's share
+    given to the regression when no selector runs (the arithmetic of :func:`plan_budget`).
+    ``spend=False`` (a fit withheld after the count) leaves the later stages at 0."""
+    eps, shares = request.eps, request.shares
+    eps_sel = eps * shares["selection"] if selector and spend else 0.0
+    eps_reg = eps - plan.eps_levels - plan.eps_n - eps_sel if spend else 0.0
+    return BudgetPlan(ledger=plan.ledger, eps_n=plan.eps_n, eps_sel=eps_sel, eps_reg=eps_reg,
+                      n_noisy=plan.n_noisy, eps_levels=plan.eps_levels,
+                      delta_reg=plan.delta_reg)

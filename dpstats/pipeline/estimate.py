@@ -13,7 +13,7 @@ from ..estimators import Estimate, estimator_call, get_estimator
 from ..estimators.tukey.choose_m import choose_m
 from ..formula.numeric import INTERCEPT
 from .glm_design import indicator_bounds
-from .select import bounds_for_kept
+from .select import _columns, bounds_for_kept
 
 __all__ = ["estimator_for", "estimate_kept"]
 
@@ -52,7 +52,9 @@ def estimate_kept(request, design, candidates: list[int], keep: list[int],
     else:   # lemma and accounting of dp_glm's Tukey are method options
         common.update(loss="logistic",
                       known_x_bounds=indicator_bounds(design.spec, design.columns, keep))
-    est = estimator_call(request.method, design.X[:, keep], design.y, common, request.options,
+    # a view when the kept columns are a run (every column without selection): no n x p copy
+    est = estimator_call(request.method, _columns(design.X, keep), design.y, common,
+                         request.options,
                          family=_FAMILY[request.kind])
     return est, m_used, names
 

@@ -16,6 +16,7 @@ from ..results.selection import SelectionResult
 from .assemble import released_params, result_fields
 from .request import FitRequest
 from .run import Outcome
+from .select import candidate_terms, selected_terms
 
 __all__ = ["lm_result", "glm_result", "selection_result", "fit_spec"]
 
@@ -25,11 +26,15 @@ def fit_spec(design) -> FitSpec:
     return FitSpec(formula=design.formula, expanded=design.expanded, label=design.label,
                    columns=tuple(design.columns), has_intercept=design.has_intercept,
                    model_spec=design.spec, levels_from_data=tuple(design.levels_from_data),
-                   recode=tuple(design.recode), variables=tuple(design.variables))
+                   recode=tuple(design.recode), variables=tuple(design.variables),
+                   terms=tuple(design.terms), term_of=tuple(design.term_of))
 
 
 def lm_result(request: FitRequest, out: Outcome) -> DPLMResult:
-    """The result of ``dp_lm`` (the non-private ``"ols"`` baseline says it is not private)."""
+    """The result of ``dp_lm`` (the non-private ``"ols"`` baseline says it is not private).
+    An automatic method or number of terms is read from ``out.request`` (the decided request)
+    and its explanation from ``out.choice``."""
+    request = out.request or request
     design = out.design
     if request.method == "ols":
         return DPLMResult(params=pd.Series(out.est.params, index=design.columns, name="coef"),
@@ -38,7 +43,8 @@ def lm_result(request: FitRequest, out: Outcome) -> DPLMResult:
                           seeded=request.seeded, notes=tuple(out.notes))
     params, clip = released_params(out.est, design, out.keep, out.notes, request.bounds,
                                    out.names, out.m_used)
-    return DPLMResult(params=params, clip=clip, **_fit_fields(request, out))
+    return DPLMResult(params=params, clip=clip, method_choice=out.choice,
+                      **_fit_fields(request, out))
 
 
 def glm_result(request: FitRequest, out: Outcome) -> DPGLMResult:
@@ -66,8 +72,9 @@ def _fit_fields(request: FitRequest, out: Outcome) -> dict:
 def selection_result(request: FitRequest, out: Outcome) -> SelectionResult:
     """The result of ``select``."""
     design, sel = out.design, out.selection
-    return SelectionResult(selected=[design.columns[i] for i in sel.indices],
-                           method=out.selector, k=request.k, candidates=len(out.candidates),
+    return SelectionResult(selected=selected_terms(design, out.candidates, sel),
+                           method=out.selector, k=request.k,
+                           candidates=len(candidate_terms(design, out.candidates)[1]),
                            eps=request.eps, charges=out.plan.ledger.charges,
                            formula=design.formula, label=design.label, ordered=sel.ordered,
                            n_noisy=out.plan.n_noisy, seeded=request.seeded,

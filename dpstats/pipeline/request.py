@@ -28,7 +28,7 @@ from .options import check_method_opts
 from .select import SELECT_CHOICES, check_bounds_arg, check_groups
 
 __all__ = ["FitRequest", "build_request", "check_options", "check_m", "check_split",
-           "FAMILIES", "GLM_METHODS", "LEVELS"]
+           "FAMILIES", "GLM_METHODS", "LM_METHODS", "LEVELS"]
 
 FAMILIES = ("binomial",)
 #: Values of ``levels=``: undeclared category levels discovered privately (default), or read
@@ -37,6 +37,9 @@ LEVELS = ("private", "data")
 #: dp_glm's methods; "auto" (default) picks one from the released row count
 #: (:mod:`dpstats.estimators.glm_auto`).
 GLM_METHODS = ("auto", "objpert", "outpert", "fw", "dpgd", "tukey")
+#: Values of dp_lm's ``method=``: ``"auto"`` (chosen after the private row count,
+#: :mod:`dpstats.pipeline.auto`) or an estimator.
+LM_METHODS = ("auto", *METHODS)
 #: Arguments dp_lm / dp_glm pass to the estimator themselves; method options may not set them.
 RESERVED = {
     "lm": {"X", "y", "eps", "delta", "rng", "ledger", "m", "lemma", "accounting",
@@ -57,6 +60,9 @@ class FitRequest:
     the method options (read-only), ``lemma``/``accounting`` the PTR settings used to choose
     the number of Tukey models; ``delta`` of ``select`` is 0 (pure eps-DP) unless given for the
     discovery of category levels; ``levels`` is ``"private"`` or ``"data"`` (not private).
+    For ``dp_lm``, ``method`` may be ``"auto"`` and ``k`` None (both decided after the private
+    row count by :mod:`dpstats.pipeline.auto`; the run carries on with a copy holding the
+    decision).
     """
 
     kind: str
@@ -66,7 +72,7 @@ class FitRequest:
     delta: float
     method: str | None
     selector: str | None
-    k: int
+    k: int | None
     m: int | str
     shares: Mapping[str, float]
     bounds: object
@@ -105,9 +111,9 @@ def build_request(kind: str, formula, data, *, eps, delta=0.0, method=None, sele
         check_choice(select, (*SELECTORS, "auto"), "method")
     else:
         delta = check_delta(delta)
-        check_choice(method, GLM_METHODS if kind == "glm" else METHODS, "method")
+        check_choice(method, GLM_METHODS if kind == "glm" else LM_METHODS, "method")
         check_choice(select, SELECT_CHOICES, "select")
-    k = check_k(k)
+    k = None if (k is None and kind == "lm") else check_k(k)
     m = check_m(m)
     shares = (SELECT_SHARES if kind == "select" else
               check_split(split, GLM_DEFAULT_SPLIT if kind == "glm" else DEFAULT_SPLIT))
@@ -120,7 +126,9 @@ def build_request(kind: str, formula, data, *, eps, delta=0.0, method=None, sele
         raise ValidationError(f"budget must be a dpstats.Budget or None; got "
                               f"{type(budget).__name__}")
     options = dict(options or {})
-    if kind != "select":
+    if kind == "lm" and method == "auto":
+        _check_auto(options, accounting)
+    elif kind != "select":
         check_options(kind, method, options, delta)
     if kind == "glm":           # dp_glm's Tukey takes these as method options
         lemma = options.get("lemma", "8.5")
@@ -131,6 +139,18 @@ def build_request(kind: str, formula, data, *, eps, delta=0.0, method=None, sele
                       shares=MappingProxyType(dict(shares)), bounds=bounds, groups=groups,
                       budget=budget, rng=rng, seeded=seeded, family=family, lemma=lemma,
                       accounting=accounting, options=MappingProxyType(options), levels=levels)
+
+
+def _check_auto(opts: dict, accounting: str) -> None:
+    """``method="auto"`` takes no method options and only the sound Tukey accounting (the
+    method is not known before the private row count)."""
+    if opts:
+        raise ValidationError(f"method options {sorted(opts)} need an explicit method (the "
+                              "automatic choice is made after the private row count); pass "
+                              "e.g. method='bas' or method='tukey' with them")
+    if accounting != "swap":
+        raise ValidationError("accounting='paper' applies to the Tukey mechanism only; pass "
+                              "method='tukey' with it")
 
 
 def check_options(kind: str, method: str, opts: dict, delta: float) -> None:

@@ -21,14 +21,24 @@ from dataclasses import dataclass, field, replace
 from .._kernels.runtime import compile_notice
 from ..errors import DataError, NotPrivateWarning, ValidationError
 from ..estimators import Estimate, get_estimator
+from ..estimators.outcome import withheld
 from ..formula.design import Design, check_data
 from ..selection import Selection
-from .budget import BudgetPlan, levels_budget, open_ledger, plan_budget
+from ..withheld import Withheld
+from .auto import AutoChoice, decide, formula_selects
+from .budget import BudgetPlan, levels_budget, open_ledger, plan_budget, replan
 from .estimate import estimate_kept
-from .glm_design import numeric_label_note
+from .glm_design import indicator_bounds, numeric_label_note
 from .levels import discover_levels, first_design, levels_note
 from .request import FitRequest
-from .select import candidate_columns, check_bounds_for, resolve_selector, selection_stage
+from .select import (
+    candidate_columns,
+    candidate_terms,
+    check_bounds_for,
+    resolve_selector,
+    selection_mode,
+    selection_stage,
+)
 
 __all__ = ["run", "Outcome", "check_rows"]
 
@@ -39,7 +49,9 @@ class Outcome:
 
     ``notes`` is a list the result builders may still append to; ``plan`` is None only for the
     non-private ``method="ols"``, ``est`` is None for ``select``; ``private`` is False when
-    category levels were read from the data (``levels="data"``).
+    category levels were read from the data (``levels="data"``). ``request`` is the request
+    with ``dp_lm``'s automatic method and number of terms decided (None when nothing was
+    decided) and ``choice`` the public sentence explaining an automatic method.
     """
 
     design: Design
@@ -54,6 +66,8 @@ class Outcome:
     m_used: object = None
     names: list[str] = field(default_factory=list)
     private: bool = True
+    request: FitRequest | None = None
+    choice: str | None = None
 
 
 def run(request: FitRequest) -> Outcome:
@@ -84,11 +98,23 @@ def _run(request: FitRequest) -> Outcome:
     selector = _check_columns(request, design, candidates, notes)
     if request.paper_accounting:
         _warn_paper(notes)
-    plan = plan_budget(request, design.X.shape[0], selector, ledger, spent)
+    auto = request.kind == "lm" and (request.method == "auto"
+                                     or (request.k is None and selector is not None))
+    plan = plan_budget(request, design.X.shape[0], selector, ledger, spent, force_n=auto)
+    choice = None
+    if request.kind == "lm" and plan.n_noisy is not None:   # decided from the released count
+        choice = _decide(request, design, candidates, selector, plan)
+        if choice.method is None:
+            return _too_few_rows(request, design, notes, levels, candidates, plan, choice,
+                                 first.private)
+        request, selector, plan = _apply(request, selector, plan, choice, notes,
+                                         len(candidates),
+                                         len(candidate_terms(design, candidates)[1]))
     selector, selection, keep = selection_stage(request, design, candidates, selector, plan)
     out = Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
                   selector=selector, selection=selection, keep=keep, plan=plan,
-                  private=first.private)
+                  private=first.private, request=request,
+                  choice=None if choice is None else choice.reason)
     if request.kind == "select":
         return out
     est, m_used, names = estimate_kept(request, design, candidates, keep, plan)
@@ -122,21 +148,83 @@ def _check_columns(request: FitRequest, design: Design, candidates: list[int],
                    notes: list[str]) -> str | None:
     """Checks of the design's columns against the request (charging nothing); returns the
     selector to run (None for none, ``"auto"`` while undecided)."""
-    k = request.k
+    k, n_terms = request.k, len(candidate_terms(design, candidates)[1])
     if request.kind == "select":
         if not candidates:
             raise ValidationError(f"`formula` {design.formula!r} has no terms to select from "
                                   "(the intercept is never selected); add terms, e.g. 'y ~ .'")
-        if k > len(candidates):
-            raise ValidationError(f"k={k} but the formula has only {len(candidates)} candidate "
-                                  "terms (the intercept is never selected); use a smaller k")
+        if k > n_terms:
+            raise ValidationError(f"k={k} but the formula has only {n_terms} candidate terms "
+                                  "(a factor is one term; the intercept is never selected); "
+                                  "use a smaller k")
         check_bounds_for(request.bounds, design.columns, candidates)
         return request.selector
     check_bounds_for(request.bounds, design.columns, candidates)
-    selector, skip_note = resolve_selector(request.selector, len(candidates), k)
+    if request.kind == "lm":
+        mode = selection_mode(request.selector, formula_selects(request.formula), k)
+        if k is None:           # how many terms: decided after the private row count
+            return mode
+        selector, skip_note = resolve_selector(mode, n_terms, k)
+        if skip_note:
+            notes.append(skip_note)
+        return selector
+    selector, skip_note = resolve_selector(request.selector, n_terms, k)
     if skip_note:
         notes.append(skip_note)
     return selector
+
+
+def _decide(request: FitRequest, design: Design, candidates: list[int], selector: str | None,
+            plan: BudgetPlan) -> AutoChoice:
+    """dp_lm's method and number of terms from the released row count (public inputs only)."""
+    eps_all = request.eps - plan.eps_levels - plan.eps_n
+    return decide(n_hat=plan.n_noisy, p_full=len(design.columns), n_candidates=len(candidates),
+                  intercept=len(design.columns) - len(candidates), eps_all=eps_all,
+                  eps_sel=request.eps * request.shares["selection"], eps_n=plan.eps_n,
+                  delta=plan.delta_reg, method=request.method,
+                  selection=selector, k=request.k, dummies=_has_dummies(design))
+
+
+def _has_dummies(design: Design) -> bool:
+    """Whether the design has columns of categorical terms (public: formula and levels)."""
+    cols = list(design.columns)
+    return bool(indicator_bounds(design.spec, cols, list(range(len(cols)))))
+
+
+def _apply(request: FitRequest, selector: str | None, plan: BudgetPlan, choice: AutoChoice,
+           notes: list[str], n_columns: int, n_terms: int):
+    """The request, selector and plan once the method and the number of terms are decided.
+
+    The rule counts design columns (``choice.k`` columns are supported); selectors count terms,
+    so with factor terms the supported columns are shared out at the terms' mean width
+    (public: from the formula and the levels)."""
+    if selector is not None and choice.k is None:
+        if selector != "auto" and request.k is None:
+            notes.append(f"select={selector!r} skipped: the private row count supports all "
+                         f"{n_terms} candidate terms; its budget share went to the "
+                         "regression.")
+        selector = None
+    k = request.k
+    if request.k is None and choice.k is not None:   # the rule's k counts columns
+        k = choice.k if n_terms >= n_columns else max(1, choice.k * n_terms // n_columns)
+    request = replace(request, method=choice.method, k=k)
+    return request, selector, replan(plan, request, selector)
+
+
+def _too_few_rows(request, design, notes, levels, candidates, plan, choice, private) -> Outcome:
+    """Stop after the private row count: no method can fit the smallest model the formula
+    allows. Nothing after the count is charged; the note says how many rows are needed."""
+    p = choice.p
+    notes.append(f"Too few rows: the private row count is below what any method needs for "
+                 f"{p} column{'s' * (p != 1)} at regression eps {choice.eps_reg:.3g}; about "
+                 f"{choice.rows_needed:,} rows of data are needed (dpstats.rows_needed). The "
+                 "fit stopped after the row count; nothing else was charged.")
+    est = withheld(len(design.columns), Withheld.TOO_FEW_ROWS)
+    return Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
+                   keep=list(range(len(design.columns))),
+                   plan=replan(plan, request, None, spend=False), est=est,
+                   names=list(design.columns), private=private,
+                   request=request, choice=choice.reason)
 
 
 def _warn_paper(notes: list[str]) -> None:

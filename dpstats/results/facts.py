@@ -53,7 +53,11 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
         facts.append(("Expanded formula:", spec.expanded))
     sel = (f"{result.selector} (k={result.k})" if result.selector and result.k is not None
            else (result.selector or "none"))
-    facts += [("Response:", spec.label), ("Method:", result.method), ("Selector:", sel)]
+    choice = getattr(result, "method_choice", None)
+    method = result.method
+    if choice:      # method="auto": what it chose and why (released and public values only)
+        method = f"auto ({choice})" if method == "auto" else f"{method} (auto: {choice})"
+    facts += [("Response:", spec.label), ("Method:", method), ("Selector:", sel)]
     if result.method != "ols":       # OLS releases no row count and has no randomness
         facts.append(("n (private lower bound):", _fmt_n(result.n_noisy)))
     if result.m is not None:
@@ -103,7 +107,10 @@ def _alert(result) -> str | None:
     if ptr is not None and not ptr.passed:
         return (f"PTR failed: noisy distance {format_number(ptr.noisy_distance)} < threshold "
                 f"{format_number(ptr.threshold)} (lemma {ptr.lemma}). " + PTR_HINT)
-    reason = explain(getattr(result, "unreleased_reason", None))
+    code = getattr(result, "unreleased_reason", None)
+    reason = explain(code)
+    if code == "too_few_rows":
+        return f"Coefficients are not released: {reason}"
     if reason:
         return f"Coefficients are not released: {reason} The budget is still spent."
     return ("Coefficients are not released (see Notes); the budget is still spent. "
@@ -112,7 +119,7 @@ def _alert(result) -> str | None:
 
 def _tables(result) -> dict[str, pd.DataFrame]:
     """Coefficient table (NaN estimates unless released) and the ledger (one row per charge)."""
-    rank = {name: i + 1 for i, name in enumerate(result.selected)}
+    rank = result.spec.column_ranks(result.selected)
     nan = float("nan")
     coef = pd.DataFrame({"term": [str(t) for t in result.params.index],
                          "estimate": [float(v) if result.released else nan

@@ -59,11 +59,27 @@ class FitSpec:
     levels_from_data: tuple[str, ...] = ()
     recode: tuple = ()
     variables: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()
+    term_of: tuple[int, ...] = ()
 
     @property
     def spec(self) -> object:
         """The formulaic model spec of the right-hand side (holds no rows)."""
         return self.model_spec
+
+    def column_ranks(self, selected) -> dict[str, int]:
+        """Selection rank of every column of each selected term (and of the term's name), so
+        that all dummies of a selected factor are marked together.
+
+        >>> FitSpec("y ~ x + g", "y ~ x + g", "y", ("Intercept", "x", "g[T.b]"), True, None,
+        ...         terms=("x", "g"), term_of=(-1, 0, 1)).column_ranks(["g"])
+        {'g': 1, 'g[T.b]': 1}
+        """
+        rank = {name: i + 1 for i, name in enumerate(selected)}
+        for col, t in zip(self.columns, self.term_of, strict=False):
+            if t >= 0 and self.terms[t] in rank:
+                rank[col] = rank[self.terms[t]]
+        return rank
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,6 +136,9 @@ class DPLMResult:
     clip: tuple | None = None
     #: The L1 radius of a Frank-Wolfe fit (public, on the [-1, 1] scale); None otherwise.
     l1_radius: float | None = None
+    #: Why ``method="auto"`` chose ``method`` (from the released row count and public values
+    #: only; :mod:`dpstats.pipeline.auto`); None when the method was given.
+    method_choice: str | None = None
 
     # -- budget ----------------------------------------------------------------------------
     @property
@@ -179,7 +198,7 @@ class DPLMResult:
 
     def tidy(self) -> pd.DataFrame:
         """One row per design column: term, estimate, selected (and its selection rank)."""
-        sel = {name: i + 1 for i, name in enumerate(self.selected)}
+        sel = self.spec.column_ranks(self.selected)
         rows = []
         for name, est in self.params.items():
             rank = sel.get(name)

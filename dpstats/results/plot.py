@@ -151,7 +151,7 @@ def _rows(fit, intercept: bool, terms: str):
     values = np.asarray(fit.params, dtype=np.float64)
     keep = [i for i, n in enumerate(names) if intercept or n != INTERCEPT] or [0]
     names, values = [names[i] for i in keep], values[keep]
-    rank = {name: i + 1 for i, name in enumerate(fit.selected)}
+    rank = fit.spec.column_ranks(fit.selected)
     ran = bool(fit.selected) or fit.selection is not None
     marks = [_marker(n, rank, fit.spec.has_intercept) if ran else "estimated" for n in names]
     if terms not in ("auto", "all", "selected"):

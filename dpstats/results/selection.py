@@ -26,14 +26,17 @@ class SelectionResult:
     Attributes
     ----------
     selected : list of str
-        Selected design columns; in selection order when ``ordered`` (DPKendall, SubLasso),
-        else a set listed in column order (DP-SIS: the order inside the set is not released).
+        Selected terms of the formula (a factor by its term name, e.g. ``cut`` or
+        ``C(cut, levels=[...])``, with all its dummy columns; a numeric term by its column);
+        in selection order when ``ordered`` (DPKendall, SubLasso), else a set listed in
+        formula order (DP-SIS: the order inside the set is not released).
     method : str
         Selector that ran.
     k : int
         Number of terms selected.
     candidates : int
-        Number of candidate terms (design columns other than the intercept; public).
+        Number of candidate terms (the formula's terms other than the intercept; a factor is
+        one term however many levels it has; public).
     eps : float
         Budget of the call.
     charges : tuple of Charge
@@ -76,7 +79,7 @@ class SelectionResult:
         from .summary import Summary
         facts = [("Formula:", self.formula), ("Response:", self.label),
                  ("Selector:", _NAMES.get(self.method, self.method)),
-                 ("k / candidates:", f"{self.k} of {self.candidates}"),
+                 ("k / candidates:", f"{self.k} of {self.candidates} terms"),
                  ("n (private lower bound):", _fmt_n(self.n_noisy)),
                  ("Budget spent:", _eps_delta(*self.spent)),
                  ("Randomness:", SEEDED if self.seeded else "OS CSPRNG"),

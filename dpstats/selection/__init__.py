@@ -17,6 +17,11 @@ passing it only those it declares.
 intercept never costs selection budget and is always kept (DESIGN rule 6). A selector releases
 column indices only, through mechanisms that charge ``ledger``; scores stay inside.
 
+Selectors pick **terms**: the context keyword ``term_of`` gives the term ``0 .. T-1`` of each
+candidate column (a factor's dummies share one; default: one term per column). ``k`` counts
+terms, each term gets a grouped score of the per-column sensitivity
+(:mod:`dpstats.selection.terms`), and every column of a picked term is released together.
+
 ==========  =================================================================  ===============
 name        what it scores                                                     top-k mechanism
 ==========  =================================================================  ===============
@@ -49,8 +54,9 @@ class Selection:
     Attributes
     ----------
     indices : tuple of int
-        Selected candidate columns, in selection order (for set-valued mechanisms such as the
-        canonical Lipschitz top-k the order is ascending and carries no information).
+        Selected candidate columns: every column of the selected terms, term by term in
+        selection order (for set-valued mechanisms such as the canonical Lipschitz top-k the
+        order is ascending and carries no information).
     method : str
         Registered selector name.
     eps : float
@@ -59,6 +65,9 @@ class Selection:
         Whether ``indices`` are in a meaningful (released) selection order.
     info : dict
         Public facts about the run (e.g. number of groups); never scores or data values.
+    terms : tuple of int
+        Selected terms (``term_of`` numbers), in selection order when ``ordered`` (else
+        ascending); equal to ``indices`` when every term is one column.
     """
 
     indices: tuple[int, ...]
@@ -66,6 +75,7 @@ class Selection:
     eps: float
     ordered: bool = True
     info: dict = field(default_factory=dict)
+    terms: tuple[int, ...] = ()
 
 
 def _module(name: str):
@@ -93,7 +103,7 @@ def selector_keywords(name: str) -> frozenset[str]:
     ``OPTIONS``.
 
     >>> sorted(selector_keywords("sublasso"))
-    ['eps', 'groups', 'k', 'ledger', 'n_noisy', 'rng', 'stage']
+    ['eps', 'groups', 'k', 'ledger', 'n_noisy', 'rng', 'stage', 'term_of']
     """
     module = _module(name)
     return frozenset((*REQUIRED_KEYWORDS, *module.CONTEXT, *module.OPTIONS.names))
@@ -103,7 +113,7 @@ def run_selector(name: str, X, y, *, k: int, eps: float, rng, ledger=None, **key
     """Run the selector ``name``, passing it only the keywords it declares.
 
     ``keywords`` is the pipeline's shared context (``stage``, ``n_noisy``, ``groups``,
-    ``bounds``, ``columns``, ...): each selector receives the ones in
+    ``bounds``, ``columns``, ``term_of``, ...): each selector receives the ones in
     :func:`selector_keywords`, and the others are not its concern (e.g. ``bounds`` meant for
     the regression when DPKendall selects). A keyword that *no* selector declares is a caller's
     mistake and raises ``TypeError``.

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .._kernels.runtime import all_finite
 from ..errors import ValidationError
+from .terms import check_k_terms, check_term_of
 
 __all__ = ["check_selector_inputs", "check_generator"]
 
 
-def check_selector_inputs(X, y, k) -> tuple[np.ndarray, np.ndarray, int]:
-    """Return float arrays ``X`` (n, d) of candidate columns, ``y`` (n,) and the number ``k``
-    of columns to select, after validating them.
+def check_selector_inputs(X, y, k, term_of=None):
+    """Return float arrays ``X`` (n, d) of candidate columns, ``y`` (n,), the number ``k``
+    of terms to select and ``term_of`` (the term ``0 .. T-1`` of each column; None: one term
+    per column, see :mod:`dpstats.selection.terms`), after validating them.
 
     Raises :class:`~dpstats.errors.ValidationError` naming the argument and the fix.
     """
@@ -28,11 +28,9 @@ def check_selector_inputs(X, y, k) -> tuple[np.ndarray, np.ndarray, int]:
                               f"shape {y.shape}")
     if not (all_finite(X) and all_finite(y)):
         raise ValidationError("X and y must be finite; drop rows with missing values first")
-    d = X.shape[1]
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= d:
-        raise ValidationError(f"k must be an integer between 1 and the number of candidate "
-                              f"columns ({d}); got {k!r}. Use a smaller k or no selection.")
-    return X, y, int(k)
+    term_of = check_term_of(term_of, X.shape[1])
+    k = check_k_terms(k, int(term_of.max()) + 1)
+    return X, y, k, term_of
 
 
 def check_generator(rng) -> None:

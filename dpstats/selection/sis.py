@@ -10,8 +10,11 @@ Three steps, each its own function:
    with those bounds (centre at the midpoint, divide by the half-width, clip) and each feature
    is scored by ``|x_j^T y|`` (sensitivity 1 under add/remove one row, since every product
    lies in ``[-1, 1]``).
-3. Top-k: a k-set is released by :func:`~dpstats.mechanisms.lipschitz_topk` (sensitivity 1)
-   with the rest of ``eps``.
+3. Top-k: a k-set of terms is released by :func:`~dpstats.mechanisms.lipschitz_topk`
+   (sensitivity 1) with the rest of ``eps``. A term of several columns (a factor's dummies,
+   ``term_of``) is scored by the maximum of its columns' scores, which still moves by at most 1
+   under add/remove one row (a sum over ``L`` columns could move by ``L``); every column of a
+   selected term is released. One column per term: the column-wise algorithm, draw for draw.
 
 The whole is ``eps``-DP under add/remove one row by basic composition (the scoring uses the
 bounds released in step 1: adaptive composition of the two stages).
@@ -29,12 +32,13 @@ from ..mechanisms.lipschitz import lipschitz_topk
 from ..validation import Option, OptionSpec, check_eps, validate_options
 from . import Selection
 from .checks import check_generator, check_selector_inputs
+from .terms import is_columnwise, term_columns, term_max
 
 __all__ = ["select", "sis_scores", "clipping_bounds", "CONTEXT", "OPTIONS"]
 
 #: Keywords the pipeline supplies (see :func:`dpstats.selection.run_selector`): column names for
 #: named public bounds, and the ledger stage.
-CONTEXT = ("columns", "stage")
+CONTEXT = ("columns", "stage", "term_of")
 
 
 def _parse_bounds(values: dict, fixed: dict) -> dict:
@@ -85,8 +89,8 @@ def sis_scores(X, y, bounds: Bounds) -> np.ndarray:
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger | None = None,
            bounds="auto", bounds_share: float = 0.5, bounds_mode: str = "auto",
-           q: float = 0.01, columns=None, stage: str = "selection") -> Selection:
-    """Select k candidate columns by DP-SIS (004 Algorithm 1, see the module docstring), as an
+           q: float = 0.01, columns=None, term_of=None, stage: str = "selection") -> Selection:
+    """Select k candidate terms by DP-SIS (004 Algorithm 1, see the module docstring), as an
     unordered set; ``eps``-DP under add/remove one row.
 
     Parameters
@@ -95,7 +99,7 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
         Candidate columns only (no intercept).
     y : array_like, shape (n,)
     k : int
-        Number of columns to select, ``1 <= k <= d``.
+        Number of terms to select, ``1 <= k <= T``.
     eps : float
         Total budget of the selector (bounds included).
     rng : numpy.random.Generator
@@ -110,21 +114,24 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
         private bound.
     columns : sequence of str, optional
         Names of the columns, for ``bounds={"x": {name: (lo, hi)}, ...}``.
+    term_of : sequence of int, optional
+        Term ``0 .. T-1`` of each column (default: one term per column).
     stage : str
         Ledger stage of the top-k release (private bounds use ``stage + ": bounds"``).
 
     Returns
     -------
     Selection
-        ``indices`` ascending (a set; ``ordered=False``), ``eps`` the total charged, and
+        ``terms`` and their columns ``indices`` ascending (a set; ``ordered=False``), ``eps``
+        the total charged, and
         ``info`` with ``bounds`` ("public", "private" or "public x, private y" / ...), ``mode``,
         ``eps_bounds`` and ``eps_topk``.
 
     Raises
     ------
     ValidationError
-        For bad data, ``k`` (e.g. ``k > d``), ``eps``, ``bounds``, ``bounds_share``,
-        ``bounds_mode`` or ``q``, before anything is charged.
+        For bad data, ``k`` (e.g. more than the number of terms), ``eps``, ``bounds``,
+        ``bounds_share``, ``bounds_mode`` or ``q``, before anything is charged.
 
     Examples
     --------
@@ -134,7 +141,7 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     >>> select(X, y, k=2, eps=1e4, rng=rng, ledger=None, bounds=(-2, 2)).indices
     (1, 4)
     """
-    Xa, ya, k = check_selector_inputs(X, y, k)
+    Xa, ya, k, term_of = check_selector_inputs(X, y, k, term_of)
     d = Xa.shape[1]
     eps = check_eps(eps)
     check_generator(rng)
@@ -148,12 +155,17 @@ def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger
     used = clipping_bounds(Xa, ya, given, eps_bounds, rng, ledger, mode=opt["bounds_mode"],
                            q=opt["q"], stage=f"{stage}: bounds")
     eps_bounds = used.eps if any(need) else eps_bounds
-    idx = lipschitz_topk(sis_scores(Xa, ya, used), k, 1.0, eps_topk, rng, ledger, stage=stage,
-                         what="DP-SIS |x_j^T y| (x, y clipped into [-1, 1])")
-    return Selection(indices=tuple(int(i) for i in idx), method="sis",
+    scores = term_max(sis_scores(Xa, ya, used), term_of)
+    idx = lipschitz_topk(scores, k, 1.0, eps_topk, rng, ledger, stage=stage,
+                         what="DP-SIS |x_j^T y| (x, y clipped into [-1, 1])"
+                         + ("" if is_columnwise(term_of) else
+                            "; a term of several columns scored by the max over them"))
+    picked = tuple(int(i) for i in idx)
+    return Selection(indices=term_columns(picked, term_of, ordered=False), method="sis",
                      eps=math.fsum([eps_bounds, eps_topk]), ordered=False,
                      info={"bounds": _SOURCES[need], "mode": used.mode if need[0] else None,
-                           "eps_bounds": eps_bounds, "eps_topk": eps_topk, "k": k, "d": d})
+                           "eps_bounds": eps_bounds, "eps_topk": eps_topk, "k": k, "d": d},
+                     terms=picked)
 
 
 def clipping_bounds(X: np.ndarray, y: np.ndarray, given: Bounds, eps: float, rng,

@@ -57,13 +57,14 @@ def test_large_eps_approaches_statsmodels_ols():
 
 
 def test_explicit_m_skips_private_n(frame):
-    fit = dp.dp_lm("y ~ x1", frame, eps=1.0, m=1000, random_state=0)
+    fit = dp.dp_lm("y ~ x1", frame, eps=1.0, m=1000, method="tukey", random_state=0)
     assert fit.n_noisy is None and fit.m == 1000
     assert list(fit.ledger.stage.unique()) == ["regression"]
 
 
 def test_ptr_failure_is_a_normal_result():
-    fit = dp.dp_lm("y ~ .", _frame(2000, seed=4), eps=0.1, m=200, random_state=0)
+    fit = dp.dp_lm("y ~ .", _frame(2000, seed=4), eps=0.1, m=200, method="tukey", k=5,
+                   random_state=0)
     assert not fit.released and fit.params.isna().all()
     assert fit.unreleased_reason == "ptr_failed" and not fit.ptr.passed
     assert fit.spent == pytest.approx((0.1, 1e-5))  # the budget is still spent
@@ -73,8 +74,8 @@ def test_ptr_failure_is_a_normal_result():
 
 
 def test_too_few_rows_charges_only_the_private_count():
-    fit = dp.dp_lm("y ~ .", _frame(60, seed=4), eps=0.5, random_state=0)
-    assert not fit.released and fit.unreleased_reason == "too_few_models"
+    fit = dp.dp_lm("y ~ .", _frame(60, seed=4), eps=0.5, random_state=0)   # the default
+    assert not fit.released and fit.unreleased_reason == "too_few_rows"
     assert fit.spent[0] == pytest.approx(0.025)  # 5% on n; the data was not used further
     assert "Too few rows" in str(fit.summary())
 
@@ -98,7 +99,8 @@ def _paper_fit(frame, kind="lm"):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if kind == "lm":
-            fit = dp.dp_lm("y ~ x1 + x2", frame, eps=1.0, accounting="paper", random_state=0)
+            fit = dp.dp_lm("y ~ x1 + x2", frame, eps=1.0, method="tukey", accounting="paper",
+                           random_state=0)
         else:
             df = frame.assign(y=(frame.y > 2.0).astype(float))
             fit = dp.dp_glm("y ~ x1 + x2", df, eps=3.0, method="tukey", accounting="paper",
@@ -209,9 +211,10 @@ def test_more_columns_than_rows_is_fine_when_selection_cuts_them():
     assert len(fit.selected) == 2
     # more columns than rows is not refused (that would read n exactly): the mechanisms run,
     # here Tukey finds too few models from the private row count and withholds
-    wide = dp.dp_lm("y ~ .", df, eps=5.0, select=None, random_state=0)
+    wide = dp.dp_lm("y ~ .", df, eps=5.0, select=None, method="tukey", random_state=0)
     assert not wide.released and wide.params.isna().all()
-    few = dp.dp_lm("y ~ .", df.iloc[:4], eps=5.0, select="kendall", k=5, random_state=0)
+    few = dp.dp_lm("y ~ .", df.iloc[:4], eps=5.0, select="kendall", k=5, method="tukey",
+                   random_state=0)
     assert len(few.selected) == 5 and not few.released
     with pytest.raises(dp.errors.DataError, match="more columns"):   # not private
         dp.dp_lm("y ~ .", df, eps=5.0, method="ols")

@@ -150,7 +150,7 @@ CASES = [
      "finite and >= 0"),
     # --- methods, selectors, k, m, options ---------------------------------------------------
     ("method unknown", lm(method="lasso"), UnknownMethodError, "method='lasso' is not known"),
-    ("method case", lm(method="TUKEY"), UnknownMethodError, "choose one of 'tukey'"),
+    ("method case", lm(method="TUKEY"), UnknownMethodError, "choose one of 'auto', 'tukey'"),
     ("select unknown", lm(select="lasso"), UnknownMethodError, "select='lasso' is not known"),
     ("select True", lm(select=True), UnknownMethodError, "select=True is not known"),
     ("select() method None", sel(method=None), UnknownMethodError, "method=None"),

@@ -74,7 +74,8 @@ def fits():
         warnings.simplefilter("ignore", (PrivacyLeakWarning, NotPrivateWarning))
         warnings.filterwarnings("ignore", GRID_NOTE)
         return {
-            "tukey": dp.dp_lm("y ~ x1 + x2 + g + h", DF, eps=5.0, random_state=0),
+            "tukey": dp.dp_lm("y ~ x1 + x2 + g + h", DF, eps=5.0, method="tukey",
+                              random_state=0),
             "adassp": dp.dp_lm("y ~ x1 + g", DF, eps=5.0, method="adassp", random_state=0),
             "ols": dp.dp_lm("y ~ x1 + x2", DF, eps=5.0, method="ols"),
             "glm": dp.dp_glm("y ~ x1 + g", BIN, eps=5.0, random_state=0),
@@ -335,6 +336,6 @@ def test_ptr_failure_and_too_few_models_are_results(quiet):
     small = DF[["x1", "x2", "y"]].head(300)
     fit = dp.dp_lm("y ~ x1 + x2", small, eps=0.1, random_state=10)
     assert not fit.released and fit.params.isna().all() and fit.notes
-    few = dp.dp_lm("y ~ x1 + x2", small, eps=1.0, m=3, random_state=10)
+    few = dp.dp_lm("y ~ x1 + x2", small, eps=1.0, m=3, method="tukey", random_state=10)
     assert not few.released and few.unreleased_reason == "too_few_models"
     assert few.spent == (0.0, 0.0) and "Too few rows" in few.notes[-1]

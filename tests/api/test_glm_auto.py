@@ -34,7 +34,7 @@ def test_small_n_is_withheld_with_the_rows_needed():
         f"the {need:,} rows a private logistic regression needs at eps = 0.95 (rule from "
         "simulation: below it the private fit does not beat predicting the majority class).")
     text = str(fit.summary())
-    assert "Too few rows for a private logistic regression at this eps" in text
+    assert "Coefficients are not released: the private row count is below what any" in text
     assert "auto (chosen by method='auto')" in text
     assert "scale" not in fit.notes[-1]                     # no blame on the data's scale
 

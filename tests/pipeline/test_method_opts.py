@@ -42,8 +42,8 @@ def test_fw_screening_option_adds_a_release(df):
 
 
 def test_tukey_centre_none_changes_the_ledger(df):
-    auto = dp.dp_lm(F, df, eps=2.0, random_state=0)
-    raw = dp.dp_lm(F, df, eps=2.0, random_state=0, centre=None)
+    auto = dp.dp_lm(F, df, eps=2.0, method="tukey", random_state=0)
+    raw = dp.dp_lm(F, df, eps=2.0, method="tukey", random_state=0, centre=None)
     assert "centre" in _details(auto).lower()
     assert "centre" not in _details(raw).lower()
 

@@ -224,7 +224,8 @@ def test_custom_split_sets_the_selection_share(frame):
 def test_unused_shares_go_to_the_regression(frame, kwargs, n_share, sel_share):
     eps = 1.0
     budget = dp.Budget(eps, 1e-5)
-    fit = dp.dp_lm("y ~ .", frame, eps=eps, k=3, budget=budget, random_state=5, **kwargs)
+    fit = dp.dp_lm("y ~ .", frame, eps=eps, k=3, budget=budget, method="tukey", random_state=5,
+                   **kwargs)
     assert fit.split == pytest.approx({"n": n_share * eps, "selection": sel_share * eps,
                                        "regression": (1 - n_share - sel_share) * eps})
     led = fit.ledger

@@ -41,13 +41,15 @@ def test_row_count_shown_is_never_negative():
 
 
 def test_fifty_row_fit_shows_no_negative_n_and_says_why_it_was_withheld(small):
-    fit = dp.dp_lm("y ~ x1 + x2", small, eps=1.0, random_state=1)
+    fit = dp.dp_lm("y ~ x1 + x2", small, eps=1.0, random_state=1)    # the default
     assert not fit.released and fit.n_noisy < 0        # the released value is kept as is
     facts = dict(fit.summary().facts)
     assert facts["n (private lower bound):"] == "< 1 (noisy)"
     assert "-" not in facts["n (private lower bound):"]
     text = repr(fit)
-    assert "NOT released (too few rows for the Tukey mechanism (m < 4))" in text
+    assert ("NOT released (too few rows for any method (stopped after the private row count))"
+            in text)
+    assert fit.spent == (0.05, 0.0)                 # stopped after the row count
     assert "PTR" not in text
 
 
@@ -67,7 +69,7 @@ def test_score_without_a_transformed_response_names_it(small):
 
 def test_unknown_weights_option_names_the_method_and_hints(small):
     with pytest.raises(ValidationError) as info:
-        dp.dp_lm("y ~ x1", small, eps=1.0, weights=np.ones(50))
+        dp.dp_lm("y ~ x1", small, eps=1.0, method="tukey", weights=np.ones(50))
     msg = str(info.value)
     assert msg.startswith("`weights` is not an option of method='tukey'; the options of "
                           "method='tukey' are: centre")
@@ -110,8 +112,8 @@ def test_cli_exits_3_with_a_reason_when_nothing_was_released(small, tmp_path, ca
     assert code == 3
     assert json.loads(out)["released"] is False          # --json output is kept
     assert err.strip().splitlines() == [
-        "not released: too few rows for the Tukey mechanism (m < 4); no coefficients were "
-        "released and the budget is still spent (exit status 3)"]
+        "not released: too few rows for any method (stopped after the private row count); no "
+        "coefficients were released and the budget is still spent (exit status 3)"]
 
 
 def test_demo_says_eps_is_ln_3():

@@ -26,8 +26,9 @@ FORMULA = "median_house_value ~ ."
 CELLS = [
     f"import sys\nsys.path.insert(0, {PACKAGE_HOME!r})\n"
     "import dpstats as dp\ndata = dp.datasets.load('california')",
-    f"fit = dp.dp_lm({FORMULA!r}, data, eps=1.0, random_state=0)\nfit",
-    f"bad = dp.dp_lm({FORMULA!r}, data.head(2000), eps=0.2, select=None, random_state=1)\n"
+    f"fit = dp.dp_lm({FORMULA!r}, data, eps=1.0, method='tukey', k=5, random_state=0)\nfit",
+    f"bad = dp.dp_lm({FORMULA!r}, data.head(2000), eps=0.2, select=None, method='tukey',"
+    " random_state=1)\n"
     "display(bad)",
     "%matplotlib inline\nax = fit.plot()",
     "import pathlib\nprint(pathlib.Path(dp.__file__).resolve().parent)",
@@ -99,8 +100,8 @@ def test_kernel_uses_this_checkout(executed):
 
 def test_released_fit_renders_header_coefficients_ledger_and_badge(executed):
     html = _html(executed.cells[1])
-    assert html == dp.dp_lm(FORMULA, dp.datasets.load("california"), eps=1.0,
-                            random_state=0)._repr_html_()
+    assert html == dp.dp_lm(FORMULA, dp.datasets.load("california"), eps=1.0, method="tukey",
+                            k=5, random_state=0)._repr_html_()
     p = parse(html)
     header = " ".join(p.text["dpstats-header"])
     for fact in ("Formula:", FORMULA, "Method:", "tukey", "Selector:", "n (private lower bound):",
