@@ -41,8 +41,8 @@ from ..validation import OptionSpec, check_delta, check_eps
 from . import objpert, outpert
 from .outcome import Estimate, Withheld, withheld
 
-__all__ = ["estimate", "rows_needed", "choose", "ROWS_CONSTANT", "OBJPERT_CONSTANT",
-           "COUNT_SHARE", "OPTIONS", "COMMON"]
+__all__ = ["estimate", "early_withhold", "rows_needed", "choose", "ROWS_CONSTANT",
+           "OBJPERT_CONSTANT", "COUNT_SHARE", "OPTIONS", "COMMON"]
 
 #: ``rows_needed = ROWS_CONSTANT / mu`` (``mu`` the Gaussian-DP parameter of the regression
 #: budget): the median over p in {2, 4, 8, 16} and eps in {0.5, 1, 2} of ``n_hat mu`` at the
@@ -99,6 +99,25 @@ def choose(n_noisy: float, p: int, eps: float, delta: float) -> tuple[str | None
                        f"{rich:,} from where objective perturbation does better at eps = "
                        f"{eps:.3g} (simulation); its private threshold can fall back to the "
                        "majority class.")
+
+
+def early_withhold(n_noisy: float | None, p: int, eps: float, delta: float) -> Estimate | None:
+    """The withheld estimate :func:`estimate` would return, decided by the pipeline from the
+    released count before a selection stage spends anything (None: go on). ``eps`` is the
+    regression budget :func:`estimate` will get, so both decide alike; reads released and
+    public values only.
+
+    >>> early_withhold(10.0, 3, 0.95, 1e-5).withheld.value, early_withhold(1e5, 3, 0.95, 1e-5)
+    ('too_few_rows', None)
+    """
+    if n_noisy is None:
+        return None
+    method, why = choose(float(n_noisy), p, eps, delta)
+    if method is not None:
+        return None
+    return withheld(p, Withheld.TOO_FEW_ROWS, details={
+        "method": None, "why": why, "rows_needed": rows_needed(p, eps, delta),
+        "n_noisy": float(n_noisy)})
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,

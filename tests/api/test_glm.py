@@ -315,7 +315,8 @@ def test_more_columns_than_rows_fits_when_selection_leaves_few(method):
         assert not fit.released and fit.unreleased_reason == "too_few_models"
 
 
-@pytest.mark.parametrize("fit", [dp_glm, functools.partial(dp.dp_lm, method="tukey")],
+@pytest.mark.parametrize("fit", [functools.partial(dp_glm, method="fw"),
+                                 functools.partial(dp.dp_lm, method="tukey")],
                          ids=["dp_glm", "dp_lm"])
 def test_k_too_large_for_the_rows_is_an_ordinary_result(fit):
     """Fewer rows than the columns after selection used to be refused, which read n exactly

@@ -76,3 +76,13 @@ def test_no_signal_not_worse_than_majority():
         fit = dp_glm("y ~ .", train, eps=1.0, random_state=seed)
         gaps.append(fit.score(test) - max(test.y.mean(), 1 - test.y.mean()))
     assert np.median(gaps) >= -0.01
+
+
+def test_small_n_withholds_before_selection_spends():
+    """With more candidate terms than k the withhold comes before the selection stage: only
+    the row count is charged, and the note still names the rows needed."""
+    df = _frame(60, 2, slopes=(1.0, -1.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0))
+    fit = dp_glm("y ~ .", df, eps=1.0, random_state=2)
+    assert not fit.released and fit.unreleased_reason == "too_few_rows"
+    assert fit.spent == pytest.approx((0.05, 0.0)) and fit.selected == []
+    assert "rows a private logistic regression needs" in fit.notes[-1]
