@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-__all__ = ["log_widths", "log_depth_volumes", "log_exact_volumes", "approx_tukey_depth",
-           "max_depth", "GRID"]
+__all__ = ["depth_sides", "log_widths", "log_depth_volumes", "log_exact_volumes",
+           "approx_tukey_depth", "max_depth", "GRID"]
 
 #: Step of the public grid the Tukey mechanism samples on: 2^-1074, the smallest positive
 #: float64, of which every finite float64 is an integer multiple.
@@ -32,19 +32,45 @@ def max_depth(m: int) -> int:
     return m // 2
 
 
+def depth_sides(S: np.ndarray, depths) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ends of the sides of the regions of depth >= i, for the depths ``i`` given.
+
+    Returns ``(lo, hi, empty)``, each of shape ``(len(depths), p)``: coordinate j of the
+    region of depth >= i is ``[lo, hi]`` (``+-inf`` when unbounded) unless ``empty``. Columns
+    may hold non-voting ``NaN`` entries (module docstring).
+    """
+    m, p = S.shape
+    i = np.asarray(depths, dtype=np.int64)[:, None]
+    L = m - np.isnan(S).sum(axis=0)[None, :]
+    lo_at = i - 1
+    hi_at = L - i
+    empty = lo_at > hi_at
+    cols = np.arange(p)[None, :]
+    lo = S[np.clip(lo_at, 0, m - 1), cols]
+    hi = S[np.clip(hi_at, 0, m - 1), cols]
+    return lo, hi, empty
+
+
 def log_widths(S: np.ndarray) -> np.ndarray:
     """``L[i-1, j] = log(S[m-i, j] - S[i-1, j] + GRID)`` for depths i = 1..D: the log of
-    ``GRID`` times the number of grid points on the side (``log(GRID)`` for a tie; NaN models
-    give NaN, which :func:`log_depth_volumes` turns into an empty region).
+    ``GRID`` times the number of grid points on the side (``log(GRID)`` for a tie; ``+inf``
+    for an unbounded side, ``-inf`` for an empty one). Columns with non-voting ``NaN`` entries
+    use their own length (:func:`depth_sides`).
 
     The float64 subtraction and addition are each within a relative ``2^-53`` of the exact
     count, so the log is within about ``2^-52`` of the exact log count (absolute).
     """
     m = S.shape[0]
     D = max_depth(m)
-    w = S[::-1][:D] - S[:D]
-    with np.errstate(invalid="ignore"):
-        return np.log(w + GRID)
+    if not np.isnan(S).any():
+        w = S[::-1][:D] - S[:D]
+        with np.errstate(invalid="ignore"):
+            return np.log(w + GRID)
+    lo, hi, empty = depth_sides(S, np.arange(1, D + 1))
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.log(hi - lo + GRID)
+    out[empty] = -np.inf
+    return out
 
 
 def log_depth_volumes(S: np.ndarray) -> np.ndarray:
@@ -57,7 +83,8 @@ def log_depth_volumes(S: np.ndarray) -> np.ndarray:
     D = L.shape[0]
     out = np.empty(D + 2)
     out[0] = np.inf
-    out[1:D + 1] = L.sum(axis=1)
+    with np.errstate(invalid="ignore"):
+        out[1:D + 1] = L.sum(axis=1)        # +inf + -inf (unbounded and empty) is NaN: empty
     out[D + 1] = -np.inf
     out[1:D + 1][np.isnan(out[1:D + 1])] = -np.inf
     return out

@@ -34,11 +34,10 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     ----------
     formula : str
         R-style formula, e.g. ``"price ~ ."`` or ``"y ~ x1 + C(g, levels=['a', 'b'])"``.
-    data : pandas.DataFrame (or a polars DataFrame, a pyarrow Table, a dict of columns)
-        One row per person. Missing, infinite or huge (> 1e150) values make a row missing
-        (:mod:`dpstats.formula.nonfinite`); no error depends on values or the row count.
+    data : pandas.DataFrame (or polars, pyarrow, dask, a dict of columns)
+        One row per person; rows with missing, infinite or huge values are dropped.
     eps, delta : float
-        Total budget of the fit: eps > 0; delta in (0, 1), well below 1/n (default 1e-5).
+        Total budget: eps > 0; delta in (0, 1), well below 1/n (default 1e-5).
     select : {"auto", "kendall", "sublasso", "sis", None}
         Private feature selection before the regression. ``"auto"``: a formula with ``.``
         (``y ~ .``) selects automatically, an explicit formula (``y ~ a + b + C(g)``) is fitted
@@ -47,54 +46,42 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
         (:mod:`dpstats.pipeline.select`). ``"sis"`` is DP-SIS (needs ``bounds``). The
         intercept is never a candidate and is always kept.
     k : int, optional
-        Number of terms to select (design columns; a categorical contributes one per level).
-        Default: chosen from the private row count (:mod:`dpstats.pipeline.auto`): no
-        selection when the rows support every term, else the largest number of terms the
-        chosen method can fit (:func:`dpstats.rows_needed`). An explicit ``k`` wins.
+        Number of terms to select (a factor is one term: its dummies enter together). Default:
+        from the private row count (:mod:`dpstats.pipeline.auto`): every term when the rows
+        support them, else as many as the chosen method can fit (:func:`dpstats.rows_needed`).
     method : {"auto", "tukey", "adassp", "bas", "fw", "dpgd", "ols"}, default "auto"
-        ``"auto"``: chosen after the private row count from it and public values only
-        (:mod:`dpstats.pipeline.auto`): ``"tukey"`` where its PTR test passes with high
-        probability, else ``"bas"``; the summary says which and why. When the count shows
-        that no method can fit the smallest model, the fit stops there, withheld, having
-        spent only the count's share. ``"tukey"``: Tukey-depth mechanism with
-        propose-test-release (no bounds needed); ``"adassp"``: AdaSSP (Wang 2018); ``"bas"``:
-        Boosted AdaSSP (003), both on columns clipped to ``bounds`` (predictions clip to the
-        released box); ``"fw"``: private Frank-Wolfe on an L1 ball (001); ``"dpgd"``: DP
-        gradient descent, a baseline that needs tuning; ``"ols"``: least squares, NOT
-        PRIVATE (a baseline; it warns).
+        ``"auto"``: from the private row count and public values (:mod:`dpstats.pipeline.auto`):
+        ``"tukey"`` where its PTR test passes with high probability, else ``"bas"``; the summary
+        says why. If no method can fit, the fit stops after the count (only its share spent).
+        ``"tukey"``: Tukey depth with propose-test-release (no bounds); ``"adassp"`` (Wang
+        2018), ``"bas"`` (Boosted AdaSSP, 003): columns clipped to ``bounds``; ``"fw"``:
+        Frank-Wolfe on an L1 ball (001); ``"dpgd"``: DP gradient descent (needs tuning);
+        ``"ols"``: least squares, NOT PRIVATE (a baseline; it warns).
     m : "auto" or int
-        Number of Tukey models. ``"auto"`` spends ``split["n"]`` of eps on a private row count
-        (``method="auto"`` and ``k=None`` spend it too).
+        Number of Tukey models; ``"auto"``: from the private row count.
     split : dict, optional
         Shares ``{"levels", "n", "selection", "regression"}`` of eps (levels: of delta too);
-        unused shares go to the regression. Default 5% / 5% / 5% / the rest.
+        default 5% / 5% / 5% / the rest; unused shares go to the regression.
     bounds : "auto", tuple or dict
-        Clipping bounds for methods that need them (not Tukey). ``"auto"`` estimates them
-        privately from part of that stage's budget; a tuple ``(lo, hi)`` or
-        ``{"x": ..., "y": ...}`` is taken as public knowledge.
+        Clipping bounds (not Tukey): ``"auto"`` releases them privately from part of the
+        regression's budget; ``(lo, hi)`` or ``{"x": ..., "y": ...}`` are public knowledge.
     groups : "auto", "sqrt" or int
         SubLasso groups: ``n_hat / p`` (003), ``sqrt(n_hat)`` (Kifer's two-stage) or a count.
     budget : Budget, optional
-        Shared accountant, checked before the data is touched; charges are recorded there.
+        Shared accountant, checked before the data are touched.
     random_state : int, Generator or None
-        None (default) draws from the OS CSPRNG. Anything else makes the fit reproducible; the
-        summary then says it is not fit for release.
-    lemma : {"8.5", "3.6"}
-        Distance lemma of the PTR test (003 Lemma 8.5 is tighter).
-    accounting : {"swap", "paper"}
-        Tukey analysis: ``"swap"`` is sound when one row changes one of the m models; ``"paper"``
-        (002/003, for comparison) is NOT private: it warns and marks the fit ``private=False``.
+        None (default): the OS CSPRNG. Else reproducible, and the summary says not for release.
+    lemma, accounting : str
+        Tukey's PTR distance lemma ``"8.5"`` (003, tighter) or ``"3.6"``; accounting ``"swap"``
+        (sound), or ``"paper"`` (002/003, NOT private: it warns and marks ``private=False``).
     levels : {"private", "data"}, default "private"
-        Undeclared category levels (text columns, ``C(col)`` on codes) are discovered privately
-        (:mod:`dpstats.pipeline.levels`; rare ones pooled into ``"(other)"``); ``"data"`` reads
-        them from the data and marks the fit NOT private. Declared levels cost nothing.
+        Undeclared category levels are discovered privately (:mod:`dpstats.pipeline.levels`;
+        rare ones pooled into ``"(other)"``); ``"data"`` reads them (NOT private).
     **method_opts
-        Options of the method, checked before anything is charged: e.g. ``T=50``,
-        ``variant="paper"`` (bas); ``radius``, ``T``, ``screen`` (``"every"``, ``"last"`` or
-        every j-th iteration) (fw); ``lr``, ``clip``, ``epochs`` (dpgd); ``bounds_share``,
-        ``bounds_method`` (bounded methods); ``centre=None`` (tukey). See each ``estimate`` in
-        :mod:`dpstats.estimators`; an unknown option raises and names the valid ones. Options
-        need an explicit ``method``.
+        Options of an explicit ``method``, checked before anything is charged: e.g. ``T``,
+        ``variant`` (bas); ``radius``, ``T``, ``screen`` (fw); ``lr``, ``clip``, ``epochs``
+        (dpgd); ``bounds_share`` (bounded methods); ``centre`` (tukey). See each ``estimate``
+        in :mod:`dpstats.estimators`; an unknown option raises and names the valid ones.
 
     Returns
     -------
@@ -107,9 +94,7 @@ def dp_lm(formula: str, data: pd.DataFrame, *, eps: float, delta: float = 1e-5,
     >>> fit = dp.dp_lm("median_house_value ~ .", df, eps=1.0, random_state=0)
     >>> fit.released, fit.method
     (True, 'tukey')
-    >>> fit = dp.dp_lm("median_house_value ~ median_income + latitude", df, eps=1.0,
-    ...                method="bas", random_state=0)
-    >>> fit.selected      # an explicit formula is fitted as written
+    >>> dp.dp_lm("median_house_value ~ median_income", df, eps=1.0, random_state=0).selected
     []
     """
     request = build_request("lm", formula, data, eps=eps, delta=delta, method=method,

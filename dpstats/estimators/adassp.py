@@ -50,6 +50,7 @@ from ..mechanisms.accountant import Ledger
 from ..mechanisms.additive import analytic_gaussian_sigma, gaussian
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import BOUNDS_METHODS, budgeted_design, check_inputs, plan_bounds
+from .inference.ssp import INFERENCE_SHARE, affine_matrix, release_rss, ssp_inference
 from .outcome import Estimate, Withheld, withheld
 
 __all__ = ["estimate", "adassp_core", "adaptive_ridge", "row_norm_bound", "clip_rows",
@@ -78,6 +79,9 @@ OPTIONS = OptionSpec((
     Option("q", "real", BOUNDS_Q, range=(0.0, 0.5),
            doc="tail mass outside each bound of bounds_method='quantile'"),
     Option("rho", "real", RHO, range=(0.0, 1.0), doc="failure probability of the ridge rule"),
+    Option("inference_share", "real", INFERENCE_SHARE, range=(0.0, 1.0), closed=(True, False),
+           doc="share of eps for the residual sum of squares behind the standard errors "
+               "(0: no standard errors)"),
 ))
 
 
@@ -113,11 +117,13 @@ def adaptive_ridge(lam_noisy: float, sigma_lam: float, sigma_xx: float, p: int, 
 
 
 def adassp_core(Xs, ys, eps: float, delta: float, rng, ledger, *, rho: float, stage: str,
-                B_x: float, B_y: float = 1.0) -> tuple[np.ndarray, float]:
+                B_x: float, B_y: float = 1.0, out: dict | None = None) -> tuple[np.ndarray, float]:
     """AdaSSP on rows with L2 norm <= ``B_x`` and ``|y| <= B_y``: ``(theta, ridge)``.
 
     Three Gaussian releases at ``(eps/3, delta/3)`` each, L2 sensitivities ``B_x^2``,
     ``B_x^2`` (upper triangle of the Gram matrix) and ``B_x B_y`` under add/remove one row.
+    ``out``, when given, receives the released Gram matrix and the noise scales (for
+    inference: post-processing).
     """
     p = Xs.shape[1]
     e3, d3 = eps / 3.0, delta / 3.0
@@ -135,6 +141,10 @@ def adassp_core(Xs, ys, eps: float, delta: float, rng, ledger, *, rho: float, st
     gram_noisy = gram_noisy + np.triu(gram_noisy, 1).T
     sigma = analytic_gaussian_sigma(s_xx, e3, d3)          # eigenvalue and Gram noise alike
     ridge = adaptive_ridge(lam_noisy, sigma, sigma, p, rho, math.sqrt(math.log(6 / delta)))
+    if out is not None:
+        out.update(gram=gram_noisy, xty=np.atleast_1d(xty), sigma_gram=sigma, sigma_lam=sigma,
+                   sigma_xy=analytic_gaussian_sigma(s_xy, e3, d3), rho=rho,
+                   shift=math.sqrt(math.log(6 / delta)))
     A = gram_noisy + ridge * np.eye(p)
     try:
         theta = np.linalg.solve(A, np.atleast_1d(xty))
@@ -147,7 +157,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None,
              intercept_col: int | None = None, names=None, bounds="auto",
              bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
-             q: float = BOUNDS_Q, rho: float = RHO, stage: str = "regression") -> Estimate:
+             q: float = BOUNDS_Q, rho: float = RHO, inference_share: float = INFERENCE_SHARE,
+             stage: str = "regression") -> Estimate:
     """Private linear regression by AdaSSP on bounded, rescaled data.
 
     Neighbours: add/remove one row. With ``p`` columns including the intercept,
@@ -163,20 +174,22 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     eps, delta : float
         Budget of this stage. ``"auto"`` bounds take ``bounds_share`` of both ("quantile":
         of eps only); the rest is split in thirds over the three Gaussian releases.
-    rng : numpy.random.Generator
-    ledger : Ledger, optional
-        Charged by every release (one for "hist" bounds, 2 per bounded column for
-        "quantile", then three Gaussian releases).
-    intercept_col : int or None
-        Index of the all-ones column; it is neither bounded nor rescaled.
-    names : sequence of str, optional
-        Column names, for ``bounds={"x": {name: (lo, hi)}, "y": ...}``.
+    rng, ledger : numpy.random.Generator, Ledger
+        The noise source; the ledger is charged by every release.
+    intercept_col, names : int or None, sequence of str
+        The all-ones column (neither bounded nor rescaled); column names for ``bounds``.
     bounds : "auto", (lo, hi), dict or Bounds
         See :func:`dpstats.mechanisms.bounds.parse_bounds`; ``"x"`` covers the non-intercept
         columns.
     bounds_method, bounds_share, q, rho
         The options of :data:`OPTIONS`: how ``"auto"`` bounds are estimated, their share of
         the budget, the tail level of "quantile" bounds, the ridge rule's failure probability.
+    inference_share : float
+        Share of ``eps`` (default 0.05, no delta) spent, after the fit, on a Laplace release
+        of the clipped residual sum of squares (ledger stage ``"inference"``, L1 sensitivity
+        1); the standard errors are then a parametric bootstrap of the released statistics
+        (Ferrando, Wang & Sheldon 2022; :mod:`dpstats.estimators.inference.ssp`). The bounds
+        and the fit share the rest. 0: no standard errors.
     stage : str
         Ledger stage.
 
@@ -188,10 +201,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         ``eps_bounds``/``delta_bounds``, ``B_x``. Withheld (:attr:`Withheld.LABEL_BOUNDS`)
         when the label's private bounds are unusable.
 
-    Raises
-    ------
-    ValidationError
-        For bad data or arguments, before anything is charged.
+    Raises ``ValidationError`` for bad data or arguments, before anything is charged.
 
     Examples
     --------
@@ -205,17 +215,34 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     eps, delta = check_eps(eps), check_delta(delta)
     Xa, ya, intercept_col = check_inputs(X, y, intercept_col, rng)
     opt = validate_options(OPTIONS, {"bounds_method": bounds_method, "bounds_share": bounds_share,
-                                     "q": q, "rho": rho})
+                                     "q": q, "rho": rho, "inference_share": inference_share})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names)
+    eps_inf = eps * opt["inference_share"]
     design, eps_b, delta_b = budgeted_design(
-        Xa, ya, plan, method=opt["bounds_method"], share=opt["bounds_share"], eps=eps,
+        Xa, ya, plan, method=opt["bounds_method"], share=opt["bounds_share"], eps=eps - eps_inf,
         delta=delta, q=opt["q"], rng=rng, ledger=ledger, stage=stage)
     B_x = row_norm_bound(Xa.shape[1])
-    theta, ridge = adassp_core(design.X, design.y, eps - eps_b, delta - delta_b, rng, ledger,
-                               rho=opt["rho"], stage=stage, B_x=B_x)
+    released = {}
+    theta, ridge = adassp_core(design.X, design.y, eps - eps_inf - eps_b, delta - delta_b, rng,
+                               ledger, rho=opt["rho"], stage=stage, B_x=B_x, out=released)
     facts = {"clip": design.clip, "details": {
         "bounds": design.source, "ridge": ridge, "eps_bounds": eps_b, "delta_bounds": delta_b,
-        "B_x": B_x}}
+        "B_x": B_x, "eps_inference": eps_inf}}
     if design.unusable:
         return withheld(Xa.shape[1], Withheld.LABEL_BOUNDS, **facts)
-    return Estimate(params=design.to_original(theta), released=True, **facts)
+    return Estimate(params=design.to_original(theta), released=True,
+                    inference=_inference(design, theta, ridge, released, eps_inf, opt, rng, ledger),
+                    **facts)
+
+
+def _inference(design, theta, ridge, released: dict, eps_inf: float, opt: dict, rng, ledger):
+    """The inference release (stage "inference") and the bootstrap; None when not asked."""
+    if eps_inf <= 0:
+        return None
+    rss = release_rss(design.X, design.y, theta, eps_inf, rng, ledger)
+    gram, xty, icol = released.pop("gram"), released.pop("xty"), design.intercept_col
+    return ssp_inference(
+        "adassp", rss_noisy=rss, eps_inf=eps_inf, share=opt["inference_share"],
+        gram_noisy=gram, theta=theta, xty=xty, n_hat=np.nan if icol is None else gram[icol, icol],
+        M=affine_matrix(design.to_original, theta.size), y_half=design.y_half,
+        noise=released, ridge=ridge, unusable=design.dropped)

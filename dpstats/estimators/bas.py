@@ -63,6 +63,7 @@ from .bounded import (
     hist_release,
     plan_bounds,
 )
+from .inference.ssp import INFERENCE_SHARE, affine_matrix, release_rss, ssp_inference
 from .outcome import Estimate, Withheld, withheld
 
 __all__ = ["estimate", "boost", "T_DEFAULT", "DEFAULTS", "OPTIONS", "COMMON"]
@@ -74,11 +75,12 @@ DEFAULTS = {"scaled": (0.1, (1.0, 0.1, 2.0, 1.0)), "paper": (1.0, (1.0, 1.0, 1.0
 
 
 def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: float,
-          rho: float) -> tuple[np.ndarray, float]:
+          rho: float, out: dict | None = None) -> tuple[np.ndarray, float]:
     """Boosted AdaSSP on rows of norm <= 1 with residuals clipped to 1: ``(theta, ridge)``.
 
     Releases through ``plan``: ``"gram"`` (sensitivity 1), ``"lambda_min"`` (sensitivity 1)
-    and ``T`` times ``"rounds"`` (``X^T r``, sensitivity 1).
+    and ``T`` times ``"rounds"`` (``X^T r``, sensitivity 1). ``out``, when given, receives
+    the released Gram matrix and the noise scales (for inference: post-processing).
     """
     p = Xn.shape[1]
     gram = Xn.T @ Xn
@@ -87,6 +89,10 @@ def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: f
     lam_noisy = plan.release("lambda_min", lam_min, 1.0)
     ridge = adaptive_ridge(lam_noisy, plan.sigma("lambda_min", 1.0), plan.sigma("gram", 1.0),
                            p, rho, math.sqrt(2.0 * math.log(1.0 / rho)))
+    if out is not None:
+        out.update(gram=gram_noisy, sigma_gram=plan.sigma("gram", 1.0),
+                   sigma_lam=plan.sigma("lambda_min", 1.0), sigma_round=plan.sigma("rounds", 1.0),
+                   T=T, shrinkage=shrinkage, rho=rho, shift=math.sqrt(2.0 * math.log(1.0 / rho)))
     G = np.linalg.pinv(gram_noisy + ridge * np.eye(p), hermitian=True)
     theta = np.zeros(p)
     for _ in range(T):
@@ -143,6 +149,9 @@ OPTIONS = OptionSpec((
     Option("q", "real", BOUNDS_Q, range=(0.0, 0.5),
            doc="tail mass outside each bound of bounds_method='quantile'"),
     Option("rho", "real", RHO, range=(0.0, 1.0), doc="failure probability of the ridge rule"),
+    Option("inference_share", "real", INFERENCE_SHARE, range=(0.0, 1.0), closed=(True, False),
+           doc="share of eps for the residual sum of squares behind the standard errors "
+               "(0: no standard errors; 'paper' variant: none)"),
 ), finish=_finish)
 
 
@@ -182,14 +191,15 @@ def _design_and_plan(Xa, ya, plan, opt: dict, eps: float, delta: float, rng, led
 
 
 def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
-         eps_b: float) -> Estimate:
+         eps_b: float, eps_inf: float = 0.0, rng=None, ledger=None) -> Estimate:
     """Boost on the mapped rows (scaled) or on norm-clipped raw rows (paper); map back."""
     if design is not None:
         C = row_norm_bound(Xa.shape[1])        # ||x'|| <= sqrt(p), so ||x'/C|| <= 1
         Xn, yn = design.X / C, design.y
     else:
         Xn, yn = clip_rows(Xa), ya
-    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"])
+    released = {}
+    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"], out=released)
     params = theta if design is None else design.to_original(theta / C)
     facts = {"clip": None if design is None else design.clip, "details": {
         "variant": opt["variant"], "bounds": "none" if design is None else design.source,
@@ -197,7 +207,17 @@ def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
         "T": opt["T"], "shrinkage": opt["shrinkage"], "eps_bounds": eps_b}}
     if design is not None and design.unusable:
         return withheld(Xa.shape[1], Withheld.LABEL_BOUNDS, **facts)
-    return Estimate(params=params, released=True, **facts)
+    inference = None
+    if design is not None and eps_inf > 0:
+        rss = release_rss(Xn, yn, theta, eps_inf, rng, ledger)
+        gram, icol = released.pop("gram"), design.intercept_col
+        inference = ssp_inference(
+            "bas", rss_noisy=rss, eps_inf=eps_inf, share=opt["inference_share"],
+            gram_noisy=gram, theta=theta, y_half=design.y_half, noise=released,
+            n_hat=np.nan if icol is None else gram[icol, icol] * C * C,
+            M=affine_matrix(lambda t: design.to_original(np.asarray(t) / C), theta.size),
+            unusable=design.dropped)
+    return Estimate(params=params, released=True, inference=inference, **facts)
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
@@ -205,7 +225,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              intercept_col: int | None = None, names=None, bounds="auto",
              variant: str = "scaled", T: int = T_DEFAULT, shrinkage: float | None = None,
              split=None, bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
-             q: float = BOUNDS_Q, rho: float = RHO, stage: str = "regression") -> Estimate:
+             q: float = BOUNDS_Q, rho: float = RHO, inference_share: float = INFERENCE_SHARE,
+             stage: str = "regression") -> Estimate:
     """Private linear regression by Boosted AdaSSP.
 
     Neighbours: add/remove one row. Every Gaussian release of the boosting has L2 sensitivity 1
@@ -235,6 +256,12 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     bounds_method, bounds_share, q, rho
         As in :func:`dpstats.estimators.adassp.estimate` (``bounds_share`` and ``q`` only
         for ``bounds_method="quantile"``).
+    inference_share : float
+        Share of ``eps`` (default 0.05, no delta) spent after the fit on a Laplace release of
+        the clipped residual sum of squares (ledger stage ``"inference"``, L1 sensitivity 1);
+        standard errors by parametric bootstrap of the released statistics (Ferrando, Wang &
+        Sheldon 2022; :mod:`dpstats.estimators.inference.ssp`). 0, or ``variant="paper"``:
+        no standard errors (and nothing spent on them).
 
     Returns
     -------
@@ -262,8 +289,11 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     Xa, ya, intercept_col = check_inputs(X, y, intercept_col, rng)
     opt = validate_options(OPTIONS, {
         "variant": variant, "bounds_method": bounds_method, "T": T, "shrinkage": shrinkage,
-        "split": split, "bounds_share": bounds_share, "q": q, "rho": rho})
+        "split": split, "bounds_share": bounds_share, "q": q, "rho": rho,
+        "inference_share": inference_share})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names) \
         if opt["variant"] == "scaled" else None
-    design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps, delta, rng, ledger, stage)
-    return _fit(Xa, ya, design, gdp, opt, eps_b)
+    eps_inf = eps * opt["inference_share"] if opt["variant"] == "scaled" else 0.0
+    design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps - eps_inf, delta, rng, ledger,
+                                          stage)
+    return _fit(Xa, ya, design, gdp, opt, eps_b, eps_inf, rng, ledger)

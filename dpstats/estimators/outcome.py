@@ -16,8 +16,49 @@ import numpy as np
 from ..mechanisms.ptr import PTRReport
 from ..withheld import EXPLANATIONS, Explanation, Withheld, explain, withheld_note
 
-__all__ = ["Estimate", "Withheld", "Explanation", "EXPLANATIONS", "explain", "withheld_note",
+__all__ = ["Estimate", "Inference", "Withheld", "Explanation", "EXPLANATIONS", "explain",
+           "withheld_note",
            "withheld"]
+
+
+@dataclass(frozen=True)
+class Inference:
+    """Uncertainty of a released fit, on the original scale (a release or post-processing).
+
+    Attributes
+    ----------
+    cov : ndarray (p, p)
+        Covariance (mean squared error, bias included) of the released coefficients; NaN rows
+        and columns for coefficients without an interval.
+    method : str
+        How it was obtained (one line).
+    reference : str
+        Where the method comes from.
+    share : float
+        Share of the fit's eps spent on the inference release (0: post-processing only).
+    covers : str
+        One line: what a 95% interval covers.
+    df : float or None
+        Degrees of freedom of a t reference distribution; None: normal (z).
+    sigma : float or None
+        Residual standard error on the original scale (derived from released values).
+    r2 : float or None
+        R^2 derived from released values.
+    """
+
+    cov: np.ndarray
+    method: str
+    reference: str
+    share: float
+    covers: str
+    df: float | None = None
+    sigma: float | None = None
+    r2: float | None = None
+
+    def __post_init__(self) -> None:
+        cov = np.array(self.cov, dtype=np.float64)
+        cov.setflags(write=False)
+        object.__setattr__(self, "cov", cov)
 
 
 @dataclass(frozen=True)
@@ -46,6 +87,8 @@ class Estimate:
         Column positions left out (coefficient 0) because their released bounds were unusable.
     details : mapping
         Method-specific public facts (e.g. ``loss``, ``T``, ``lr``, ``mu``, ``bounds``).
+    inference : Inference or None
+        Standard errors and what the intervals cover, when the method releases them.
     """
 
     params: np.ndarray | None
@@ -57,6 +100,7 @@ class Estimate:
     clip: tuple[np.ndarray, np.ndarray] | None = None
     dropped: tuple[int, ...] = ()
     details: Mapping[str, object] = field(default_factory=dict)
+    inference: Inference | None = None
 
     def __post_init__(self) -> None:
         code = None if self.withheld is None else Withheld(self.withheld)

@@ -24,6 +24,7 @@ module          responsibility
 ``centre``      private location of one column on a public grid
 ``tukey_em``    the restricted exponential mechanism over Tukey depth
 ``levels``      private discovery of category levels (thresholded noisy histogram)
+``simulation``  fixed-seed draws for post-processing simulations (parametric bootstrap)
 ==============  ==================================================================
 
 The common mechanisms are importable from here (loaded on first use, so ``import dpstats``

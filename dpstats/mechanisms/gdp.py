@@ -42,7 +42,8 @@ from . import noise as _noise
 from .accountant import Ledger
 
 __all__ = ["gdp_delta", "gdp_mu", "GaussianGDP", "log_histograms", "octave_sums", "log_grid_index",
-           "log_grid_edges", "detection_threshold", "spans_from_histograms", "CELLS_PER_OCTAVE"]
+           "log_grid_edges", "detection_threshold", "spans_from_histograms", "CELLS_PER_OCTAVE",
+           "grid_cells"]
 
 
 def gdp_delta(mu: float, eps: float) -> float:
@@ -184,7 +185,12 @@ CELLS_PER_OCTAVE = 4
 _OCT = 64          # octaves on each side of 1: |v| in [2^-64, 2^64)
 
 
-def _n_cells(per_octave: int) -> int:
+def grid_cells(per_octave: int = CELLS_PER_OCTAVE) -> int:
+    """Number of cells of the fixed log-scale grid of :func:`log_grid_index` (public).
+
+    >>> grid_cells(1)
+    257
+    """
     return 2 * (2 * _OCT * per_octave) + 1
 
 
@@ -230,7 +236,7 @@ def log_histograms(columns: np.ndarray, per_octave: int = CELLS_PER_OCTAVE) -> n
     the stacked counts have L2 sensitivity ``sqrt(k)`` (add/remove one row).
     """
     cols = np.asarray(columns, dtype=np.float64)
-    m = _n_cells(per_octave)
+    m = grid_cells(per_octave)
     return np.stack([np.bincount(log_grid_index(cols[:, j], per_octave), minlength=m)
                      for j in range(cols.shape[1])]).astype(np.float64)
 

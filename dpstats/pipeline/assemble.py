@@ -8,12 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..estimators.inference import NO_INFERENCE
+from ..results.inference import SELECTION_NOTE, CoefInference
 from ..results.lm import SelectionReport
 from ..withheld import withheld_note
 from .grid_notes import warn_grid_edge
 from .select import candidate_columns, selected_terms
 
-__all__ = ["released_params", "result_fields"]
+__all__ = ["released_params", "result_fields", "coef_inference"]
 
 
 def _clip_box(est, p: int, keep: list[int]):
@@ -76,3 +78,35 @@ def _l1_radius(est) -> float | None:
     details = getattr(est, "details", None) or {}
     radius = details.get("radius")
     return None if radius is None else float(radius)
+
+
+def coef_inference(est, columns, keep: list[int], method: str, options, selected: bool):
+    """The result's :class:`~dpstats.results.inference.CoefInference` from the estimate's
+    (kept columns only; NaN elsewhere), or none with the public reason."""
+    columns = list(columns)
+    if not est.released:
+        return CoefInference.none(columns, "nothing was released")
+    inf = est.inference
+    if inf is None:
+        variant = (options or {}).get("variant")
+        share = (options or {}).get("inference_share")
+        reason = ("inference_share=0: no standard errors were asked for" if share == 0 else
+                  NO_INFERENCE.get("paper" if variant == "paper" else method,
+                                   f"method {method!r} releases no standard errors"))
+        return CoefInference.none(columns, reason)
+    if inf.method == "ridge":
+        return CoefInference.none(columns, "AdaSSP's released adaptive ridge is positive (too "
+                                           "few rows for this eps and number of columns): its "
+                                           "bias depends on the unknown coefficients, so no "
+                                           "interval would cover; more rows, a larger eps or "
+                                           "fewer columns (or method='bas') give intervals")
+    if inf.method == "none":
+        return CoefInference.none(columns, "the released statistics do not support standard "
+                                           "errors for this fit (e.g. no intercept column)")
+    cov = np.full((len(columns), len(columns)), np.nan)
+    cov[np.ix_(keep, keep)] = inf.cov
+    covers = inf.covers + (". " + SELECTION_NOTE if selected else "")
+    return CoefInference(cov=pd.DataFrame(cov, index=columns, columns=columns),
+                         method=inf.method, reference=inf.reference, share=inf.share,
+                         covers=covers, df=inf.df, sigma=inf.sigma, r2=inf.r2,
+                         kept=tuple(columns[i] for i in keep))

@@ -36,7 +36,7 @@ import math
 
 from ..errors import ValidationError
 from ..estimators.tukey.choose_m import SAFETY, models_needed
-from ..mechanisms.gdp import CELLS_PER_OCTAVE, _n_cells, detection_threshold, gdp_mu
+from ..mechanisms.gdp import CELLS_PER_OCTAVE, detection_threshold, gdp_mu, grid_cells
 from ..validation import check_delta, check_eps
 from .budget import DEFAULT_SPLIT
 
@@ -85,7 +85,7 @@ def bounded_count(p: int, eps_reg: float, delta: float) -> int:
     mu = gdp_mu(eps_reg, delta) * math.sqrt(_BAS_HIST_SHARE)
     k = max(int(p), 1)
     sigma = math.sqrt(k) / mu * math.sqrt(CELLS_PER_OCTAVE)
-    return math.ceil(BOUNDED_SPREAD * detection_threshold(sigma, k * _n_cells(CELLS_PER_OCTAVE)))
+    return math.ceil(BOUNDED_SPREAD * detection_threshold(sigma, k * grid_cells(CELLS_PER_OCTAVE)))
 
 
 def count_needed(p: int, eps_reg: float, delta: float, method: str = "auto") -> int:

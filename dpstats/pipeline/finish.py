@@ -13,7 +13,7 @@ import pandas as pd
 from ..results.glm import DPGLMResult
 from ..results.lm import DPLMResult, FitSpec
 from ..results.selection import SelectionResult
-from .assemble import released_params, result_fields
+from .assemble import coef_inference, released_params, result_fields
 from .request import FitRequest
 from .run import Outcome
 from .select import candidate_terms, selected_terms
@@ -58,8 +58,10 @@ def glm_result(request: FitRequest, out: Outcome) -> DPGLMResult:
 def _fit_fields(request: FitRequest, out: Outcome) -> dict:
     """Fields shared by the results of ``dp_lm`` and ``dp_glm`` besides params and clip."""
     plan = out.plan
+    inference = coef_inference(out.est, out.design.columns, out.keep, request.method,
+                               request.options, out.selection is not None)
     return dict(spec=fit_spec(out.design), method=request.method, eps=request.eps,
-                delta=request.delta,
+                delta=request.delta, inference=inference,
                 **result_fields(design=out.design, selection=out.selection, k=request.k,
                                 est=out.est, ledger=plan.ledger, selector=out.selector,
                                 n_noisy=plan.n_noisy, seeded=request.seeded, split=plan.split,

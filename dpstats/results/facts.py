@@ -11,6 +11,7 @@ import pandas as pd
 from ..formula.numeric import INTERCEPT
 from ..withheld import explain
 from .format import _eps_delta, _fmt_n, _ptr_text, format_number
+from .inference import coef_columns, inference_facts, inference_notes
 
 PTR_HINT = ("Coefficients are not released; the budget is still spent. Try: more rows, fewer "
             "features (select=..., smaller k), or a larger eps.")
@@ -65,6 +66,7 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
     if getattr(result, "l1_radius", None) is not None:
         facts.append(("Constraint:", f"L1-constrained (radius {result.l1_radius:g}): strong "
                                      "predictors can be exactly 0"))
+    facts += inference_facts(result)
     facts += [("Budget spent:", _eps_delta(*result.spent)),
               ("Randomness:", _randomness(result)),
               ("Privacy guarantee:", guarantee),
@@ -124,6 +126,9 @@ def _tables(result) -> dict[str, pd.DataFrame]:
     coef = pd.DataFrame({"term": [str(t) for t in result.params.index],
                          "estimate": [float(v) if result.released else nan
                                       for v in result.params.to_numpy()]})
+    if getattr(result, "inference", None) is not None:
+        for name, values in coef_columns(result).items():
+            coef[name] = values
     if result.selected or result.selection is not None:
         coef["selected"] = [_marker(t, rank, result.spec.has_intercept) for t in coef["term"]]
     cols = ["stage", "mechanism", "eps", "delta", "detail"]
@@ -149,4 +154,4 @@ def _notes(result) -> list[str]:
     if not result.private:
         notes.append("This fit is NOT differentially private: it is a baseline for "
                      "comparison and must not be released.")
-    return notes + [DROPPED]
+    return notes + inference_notes(result) + [DROPPED]

@@ -18,6 +18,7 @@ from ..errors import PredictionError
 from ..formula.numeric import INTERCEPT
 from ..mechanisms.accountant import Charge
 from ..mechanisms.ptr import PTRReport
+from .inference import InferenceMixin
 
 __all__ = ["PTRReport", "SelectionReport", "DPLMResult"]
 
@@ -83,7 +84,7 @@ class FitSpec:
 
 
 @dataclass(frozen=True, eq=False)
-class DPLMResult:
+class DPLMResult(InferenceMixin):
     """A differentially private linear model fit.
 
     Attributes
@@ -139,6 +140,9 @@ class DPLMResult:
     #: Why ``method="auto"`` chose ``method`` (from the released row count and public values
     #: only; :mod:`dpstats.pipeline.auto`); None when the method was given.
     method_choice: str | None = None
+    #: Standard errors and what the intervals cover
+    #: (:class:`~dpstats.results.inference.CoefInference`); None: none (e.g. ``"ols"``).
+    inference: object | None = None
 
     # -- budget ----------------------------------------------------------------------------
     @property
@@ -196,17 +200,26 @@ class DPLMResult:
             return X
         return np.clip(X, self.clip[0], self.clip[1])
 
-    def tidy(self) -> pd.DataFrame:
-        """One row per design column: term, estimate, selected (and its selection rank)."""
+    def tidy(self, conf_level: float = 0.95) -> pd.DataFrame:
+        """One row per design column, as R's broom: term, estimate, std_error, statistic (z),
+        p_value, conf_low, conf_high (NaN where there is no interval), selected (and its
+        selection rank; all columns of a selected factor share it)."""
         sel = self.spec.column_ranks(self.selected)
+        ci = self.conf_int(1.0 - conf_level)
+        se, z, pv = self.bse, self.tvalues, self.pvalues
         rows = []
         for name, est in self.params.items():
             rank = sel.get(name)
-            rows.append({"term": name, "estimate": float(est),
+            rows.append({"term": name, "estimate": float(est), "std_error": float(se[name]),
+                         "statistic": float(z[name]), "p_value": float(pv[name]),
+                         "conf_low": float(ci.at[name, "lower"]),
+                         "conf_high": float(ci.at[name, "upper"]),
                          "selected": (rank is not None) or not self.selected
                          or name == INTERCEPT,
                          "selection_rank": rank})
-        return pd.DataFrame(rows, columns=["term", "estimate", "selected", "selection_rank"])
+        return pd.DataFrame(rows, columns=["term", "estimate", "std_error", "statistic",
+                                           "p_value", "conf_low", "conf_high", "selected",
+                                           "selection_rank"])
 
     # -- display ---------------------------------------------------------------------------
     def summary(self):

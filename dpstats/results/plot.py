@@ -123,6 +123,7 @@ def coef_plot(fit, *, intercept: bool = False, terms: str = "auto", scale: str =
     y = np.arange(len(names))
     ax.axvline(0.0, color=BASELINE_COLOUR, lw=0.8, zorder=0)
     if fit.released:
+        _draw_intervals(ax, fit, names, y, marks)
         note = _draw_released(ax, fit, y, values, marks, ran, scale)
     else:
         note = _draw_withheld(ax, fit)
@@ -135,7 +136,7 @@ def coef_plot(fit, *, intercept: bool = False, terms: str = "auto", scale: str =
     ax.set_xlabel(label + (f"\n({note})" if note else ""))
     ax.set_title(_title(fit), fontsize=10, loc="left")
     ax.grid(axis="x", alpha=0.3)
-    if fit.released and ran:
+    if fit.released and (ran or np.isfinite(fit.bse.to_numpy()).any()):
         ax.legend(loc="best", fontsize=8, framealpha=0.9)
     return ax
 
@@ -184,6 +185,21 @@ def _draw_released(ax, fit, y: np.ndarray, values: np.ndarray, marks: list[str],
     note = _xscale(ax, values, scale)
     ax.margins(x=0.1)
     return note
+
+
+def _draw_intervals(ax, fit, names: list[str], y: np.ndarray, marks: list[str]) -> None:
+    """Horizontal 95% interval bars (released standard errors) for estimated terms that have
+    one; nothing for terms without (not selected, or a method without inference)."""
+    ci = fit.conf_int(0.05)
+    lo = np.array([ci.at[n, "lower"] for n in names], dtype=np.float64)
+    hi = np.array([ci.at[n, "upper"] for n in names], dtype=np.float64)
+    ok = np.isfinite(lo) & np.isfinite(hi) & np.array([not m.startswith("not") for m in marks])
+    if ok.any():
+        ax.hlines(y[ok], lo[ok], hi[ok], color=SELECTED_COLOUR if fit.private else
+                  BASELINE_COLOUR, lw=1.6, alpha=0.55, zorder=2, label="95% interval")
+        for edge in (lo, hi):
+            ax.scatter(edge[ok], y[ok], marker="|", s=60, color=SELECTED_COLOUR, alpha=0.7,
+                       zorder=2)
 
 
 def _draw_withheld(ax, fit) -> str:

@@ -11,6 +11,7 @@ HTML. Rendering never looks at the result again, so nothing reaches the output t
 from __future__ import annotations
 
 import html
+import math
 import textwrap
 
 import pandas as pd  # noqa: F401  (used by the doctest of Summary)
@@ -24,6 +25,17 @@ __all__ = ["Summary", "format_number"]
 
 #: Width of the text summary (statsmodels uses 78 too); wide tables may make it wider.
 WIDTH = 78
+
+
+def _cell(head: str, value) -> str:
+    """One coefficient-table cell: statistics and p-values with 3 decimals (as statsmodels),
+    other numbers with 4 significant digits, text as is."""
+    if head in ("term", "selected"):
+        return str(value)
+    if head in ("z", "P>|z|"):
+        v = float(value)
+        return format_number(v) if not math.isfinite(v) else f"{v:.3f}"
+    return format_number(value)
 
 
 class Summary:
@@ -92,9 +104,10 @@ class Summary:
     # -- text ------------------------------------------------------------------------------
     def _coef_rows(self) -> tuple[list[str], list[list[str]]]:
         df = self.tables["coefficients"]
-        rows = [[str(r.term), format_number(r.estimate)]
-                + ([str(r.selected)] if "selected" in df else []) for r in df.itertuples()]
-        return list(df.columns), rows
+        heads = list(df.columns)
+        rows = [[_cell(h, v) for h, v in zip(heads, r, strict=True)]
+                for r in df.itertuples(index=False)]
+        return heads, rows
 
     def _ledger_rows(self) -> list[list[str]]:
         return [[str(r.stage), str(r.mechanism), format_number(r.eps),
@@ -134,12 +147,13 @@ class Summary:
 
     def _text_coefs(self, width: int) -> str:
         heads, rows = self._coef_rows()
-        if len(heads) == 2:     # a blank last column takes the slack, as "selected" does
+        if heads[-1] != "selected":     # a blank last column takes the slack, as "selected" does
             heads, rows = heads + [""], [r + [""] for r in rows]
         w = [max(len(c) for c in col) for col in zip(heads, *rows, strict=True)]
-        w = [max(w[0], 16), max(w[1], 12), w[2]]
-        w[2] = max(w[2], width - w[0] - w[1] - 4)
-        return self._simple_table([heads, *rows], "lrl", w, "Coefficients")
+        w[0], w[1] = max(w[0], 16), max(w[1], 12)
+        w[-1] = max(w[-1], width - sum(w[:-1]) - 2 * (len(w) - 1))
+        aligns = "l" + "r" * (len(w) - 2) + "l"
+        return self._simple_table([heads, *rows], aligns, w, "Coefficients")
 
     def _text_ledger(self, width: int) -> str:
         heads = ["stage", "mechanism", "eps", "delta", "detail"]
@@ -225,7 +239,8 @@ class Summary:
             parts.append(f'<div class="dpstats-alert">{e(self.alert)}</div>')
         if "coefficients" in self.tables:
             heads, crows = self._coef_rows()
-            parts.append(_html_table("dpstats-coefs", "Coefficients", heads, crows, {1}))
+            numeric = {i for i, h in enumerate(heads) if h not in ("term", "selected")}
+            parts.append(_html_table("dpstats-coefs", "Coefficients", heads, crows, numeric))
         if self.selected:
             items = "".join(f"<li>{e(t)}</li>" for t in self.selected)
             parts.append(f'<div class="dpstats-selected"><b>Selected terms</b> '

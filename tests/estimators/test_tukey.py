@@ -138,8 +138,13 @@ def test_budget_split_between_test_and_mechanism():
     X, y, _ = _linear(20000, 3, 7)
     led = Ledger(1.0, 1e-5)
     estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=2000)
-    assert [c.eps for c in led.charges] == pytest.approx([0.3, 0.7])  # default "swap" split
-    assert [c.delta for c in led.charges] == [0.0, 1e-5]
+    # identification count (3%), then the default "swap" split of the rest: 30% / 70%
+    assert [c.eps for c in led.charges] == pytest.approx([0.03, 0.3 * 0.97, 0.7 * 0.97])
+    assert [c.delta for c in led.charges] == [0.0, 0.0, 1e-5]
+    led = Ledger(1.0, 1e-5)
+    estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=2000,
+             identify="votes")
+    assert [c.eps for c in led.charges] == pytest.approx([0.3, 0.7])
 
 
 # -- the grid (issue 14, leak 6) ----------------------------------------------------------------

@@ -21,6 +21,12 @@ Models are 1-D (p = 1), ``m = 100`` (``t = 25``), and the Tukey stage has ``(eps
 * Composed: ``None`` (NaN) when the test fails, else the released point, claimed
   (eps, delta); safe pairs and unsafe ones (heavy-tailed models, where a swap removes part of
   the restricted region). Broken: PTR threshold zero, which lets unsafe inputs through.
+* Partial models (issue 15): a group votes only on the coordinates its rows identify, with
+  neutral votes for the rest (:func:`dpstats.mechanisms.tukey_em.sort_with_neutral_votes`);
+  m = 200 one-coordinate models of which 100 identify it; one row changes one model's value
+  *and* whether it identifies. The restricted mechanism on safe pairs, claimed (eps_em,
+  delta). Broken: the depth among identifying models rescaled to the full count (each such
+  vote counted m // m_j = 2 times), a natural wrong fix with sensitivity 2.
 * The sampled depth (issue 14): the composed release on swaps that tie the two middle models.
   Broken: the depth released with the point (as ``Estimate.depth`` and the summary did).
 """
@@ -41,6 +47,7 @@ from dpstats._kernels.depth import (
     log_exact_volumes,
     max_depth,
 )
+from dpstats.estimators.tukey.linear import _jitter as jitter_only
 from dpstats.estimators.tukey.linear import jitter_sort
 from dpstats.mechanisms import ptr as ptr_module
 from dpstats.mechanisms import tukey_em
@@ -195,4 +202,85 @@ def test_sampled_depth_is_not_released(variant):
                 delta=DELTA, n=draws(5_000), n_pilot=draws(600), n_audit=1,
                 seed=seed_for(f"tukey_depth/{variant}"))
     record("Tukey PTR + mechanism, depth", variant, RELATION, rep)
+    assert rep.violated == (variant != "real"), str(rep)
+
+
+# -- partial models (issue 15): a group votes only on the coefficients it identifies ---------------
+M_PART, IDENT_PART = 200, 100
+T_PART = max_depth(M_PART) // 2
+
+
+def _partial_base():
+    """100 of 200 one-coordinate models identify it (normal quantiles); the other 100 hold the
+    minimum-norm gauge value 0 and vote neutrally (h = min(50, neutral_cap(50)) = 25)."""
+    vals = np.zeros(M_PART)
+    vals[:IDENT_PART] = norm.ppf((np.arange(IDENT_PART) + 0.5) / IDENT_PART)
+    ident = np.arange(M_PART) < IDENT_PART
+    return vals, ident
+
+
+def partial_pairs() -> list[Pair]:
+    """One row changes one group: its value and whether it identifies the coordinate."""
+    vals, ident = _partial_base()
+    mid = IDENT_PART // 2
+    out = []
+    for name, g, value, ok in [("median model moved far", mid, 50.0, True),
+                               ("median model stops identifying", mid, 0.0, False),
+                               ("a gauge model identifies at the median", IDENT_PART, vals[mid],
+                                True)]:
+        v1, i1 = vals.copy(), ident.copy()
+        v1[g], i1[g] = value, ok
+        out.append(Pair(f"partial: {name}", (vals, ident), (v1, i1)))
+    return out
+
+
+def _rescaled_sort(models, ident, t):
+    """The deliberately broken fix: depth among the identifying models rescaled to the full
+    count (each identifying vote counted m // m_j times, no neutral votes): sensitivity
+    m // m_j (here 2), not 1."""
+    m = models.shape[0]
+    v = np.sort(models[ident[:, 0], 0])
+    k = m // v.size
+    col = np.concatenate((np.repeat(v, k), np.full(m - k * v.size, np.nan)))
+    return col[:, None]
+
+
+def partial_distance(data, sort=tukey_em.sort_with_neutral_votes) -> int:
+    vals, ident = data
+    logV = log_depth_volumes(sort(vals[:, None], ident[:, None], T_PART))
+    return distance_to_unsafety(logV, log_exact_volumes(logV), T_PART, PARAMS.multiplier,
+                                log_delta_lemma=PARAMS.log_delta_lemma)
+
+
+def _partial_sampler(sort):
+    def sample(data, n, rng):
+        vals, ident = data
+        S = sort(jitter_only(vals[:, None], rng), ident[:, None], T_PART)
+        out = np.full(n, np.nan)
+        for i in range(n):
+            point = tukey_em.restricted_tukey_em(S, T_PART, PARAMS.eps_em, rng, delta=DELTA,
+                                                 monotone=PARAMS.monotone)
+            if point is not None:
+                out[i] = point[0]
+        return out
+    return sample
+
+
+PARTIAL = {"real": tukey_em.sort_with_neutral_votes,
+           "depth rescaled to m / m_j": _rescaled_sort}
+
+
+@pytest.mark.parametrize("variant", list(PARTIAL))
+def test_partial_models(variant):
+    """Issue 15: models vote only on the coordinates they identify, neutral votes for the
+    rest (:func:`dpstats.mechanisms.tukey_em.sort_with_neutral_votes`). The restricted
+    mechanism on inputs that are both safe, claimed (eps_em, delta) = (1.4, 0.01), when one
+    row changes one model's value and whether it identifies the coordinate."""
+    pairs = partial_pairs()
+    assert min(partial_distance(d) for p in pairs for d in (p.d0, p.d1)) >= 1
+    rep = audit(_partial_sampler(PARTIAL[variant]), pairs, eps=PARAMS.eps_em, delta=DELTA,
+                n=draws(5_000), n_pilot=draws(600), n_audit=1,
+                seed=seed_for(f"tukey_partial/{variant}"))
+    record("Tukey partial models (restricted exponential)", variant,
+           "change one model's value and identification (= add/remove one row), both safe", rep)
     assert rep.violated == (variant != "real"), str(rep)

@@ -446,8 +446,11 @@ def test_broken_releasing_the_exact_ptr_distance(monkeypatch):
                                      log_delta_lemma=params.log_delta_lemma)
         return dataclasses.replace(report, distance=float(M), noisy_distance=float(M))
     monkeypatch.setattr(linear, "ptr_check", exact)
+    # identify="off": the 40 groups of this 300-row design (every group fit as before issue 15;
+    # with identified votes they are regrouped into 33 and this neighbour leaves M unchanged)
     _caught(lm_check("broken: exact PTR distance", eps=EPS_RELEASE, method="tukey",
-                     select=None, m=40, neighbours={"outlier label y=-1e7": plus(LM, y=-1e7)}),
+                     select=None, m=40, identify="off",
+                     neighbours={"outlier label y=-1e7": plus(LM, y=-1e7)}),
             "field ptr", "json", "summary")
 
 

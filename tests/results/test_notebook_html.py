@@ -110,12 +110,14 @@ def test_released_fit_renders_header_coefficients_ledger_and_badge(executed):
     assert "".join(p.text["dpstats-badge-pass"]) == "\u2713 PTR passed"
     assert "dpstats-badge-fail" not in p.text
     coefs = p.rows["dpstats-coefs"]
-    assert coefs[0] == ["term", "estimate", "selected"]
+    assert coefs[0] == ["term", "estimate", "std err", "z", "P>|z|", "[0.025", "0.975]",
+                        "selected"]
     terms = {r[0]: r for r in coefs[1:]}
     assert set(terms) == {"Intercept", *[c for c in dp.datasets.load("california").columns
                                          if c != "median_house_value"]}
-    assert terms["Intercept"][2] == "always kept"
-    picked = [r for r in coefs[1:] if r[2].startswith("selected #")]
+    assert terms["Intercept"][-1] == "always kept"
+    assert all(r[2] == "NaN" for r in coefs[1:])     # Tukey: no standard errors (yet)
+    picked = [r for r in coefs[1:] if r[-1].startswith("selected #")]
     assert len(picked) == 5 and all(float(r[1]) != 0 for r in picked)
     ledger = p.rows["dpstats-ledger"]
     assert ledger[0] == ["stage", "mechanism", "eps", "delta", "detail"]

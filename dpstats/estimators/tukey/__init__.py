@@ -6,6 +6,7 @@ module          responsibility
 ``linear``      linear regression: group OLS fits -> centre -> PTR -> Tukey EM
 ``glm``         logistic regression through the same mechanism
 ``centre``      private centring of the columns before the group fits
+``identify``    unidentified coefficients: released count, fewer groups for rare levels
 ``choose_m``    the number of models from public quantities and a private count
 ==============  ==================================================================
 

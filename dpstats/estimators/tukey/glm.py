@@ -86,8 +86,8 @@ OPTIONS = OptionSpec(LINEAR_OPTIONS.options + (
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
-             centre: object = "auto", ridge: float = 1e-6, names=None,
-             stage: str = "regression") -> Estimate:
+             centre: object = "auto", identify: str = "auto", ridge: float = 1e-6,
+             names=None, stage: str = "regression") -> Estimate:
     """Private logistic regression by the Tukey mechanism (subsample and aggregate).
 
     Parameters
@@ -108,6 +108,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     centre : "auto", None or array
         ``"auto"``: private column medians (sensitivity-1 exponential mechanism per column,
         see :mod:`dpstats.estimators.tukey.centre`); an array: public centres; None: no centring.
+    identify : {"auto", "regroup", "votes", "off"}
+        As in :func:`dpstats.estimators.tukey.linear.estimate` (identification depends on
+        the design only, so it is the same for logistic fits).
     ridge : float
         Ridge of every group's fit (see :mod:`dpstats._kernels.logistic`); public.
     names : sequence of str, optional
@@ -129,11 +132,15 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     (True, True)
     """
     ridge = validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting,
-                                       "centre": centre, "ridge": ridge})["ridge"]
+                                       "centre": centre, "identify": identify,
+                                       "ridge": ridge})["ridge"]
 
-    def fitter(Xf, yf, mf, rngf):
-        return fit_logistic_models(Xf, yf, mf, rngf, ridge)
+    def fitter(Xf, yf, labels, mf):
+        from ..._kernels.logistic import group_logistic
+        return group_logistic(np.ascontiguousarray(Xf, dtype=np.float64),
+                              np.ascontiguousarray(yf, dtype=np.float64), labels, mf, ridge)
 
     return tukey_estimate(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m,
                           lemma=lemma, accounting=accounting, intercept_col=intercept_col,
-                          centre=centre, names=names, stage=stage, fitter=fitter)
+                          centre=centre, identify=identify, names=names, stage=stage,
+                          fitter=fitter)

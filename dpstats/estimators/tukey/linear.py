@@ -2,8 +2,14 @@
 
 1. Each row draws a group label uniformly from {0..m-1}; adding or removing one row changes
    exactly one group and hence one model (shuffle-and-cut would shift every later group).
-2. OLS on every group at once (:func:`dpstats._kernels.tukey.group_ols`).
-3. A tiny data-independent, scale-relative jitter breaks ties; models are sorted per coordinate.
+2. OLS on every group at once (:func:`dpstats._kernels.tukey.group_ols`), and which
+   coefficients each group's rows identify (:func:`identified`). By default, when the design
+   has a factor, the number of groups identifying the worst-identified coefficient is
+   released (Laplace) and, when a level is rare, the rows are partitioned again into fewer,
+   larger groups (:mod:`.identify`).
+3. A tiny data-independent, scale-relative jitter breaks ties; models are sorted per coordinate,
+   each voting only on the coefficients it identifies
+   (:func:`dpstats.mechanisms.tukey_em.sort_with_neutral_votes`: same sensitivity-1 depth).
 4. Log volumes of the depth regions; the PTR test (:func:`dpstats.mechanisms.ptr.ptr_check`).
 5. If PTR passes, the restricted exponential mechanism picks a depth >= t and a uniform point of
    exactly that depth (:func:`dpstats.mechanisms.tukey_em.restricted_tukey_em`).
@@ -26,10 +32,17 @@ from ...mechanisms.accountant import Ledger
 from ...mechanisms.plan import forfeit
 from ...mechanisms.ptr import PAPER_NOTE, ptr_check, ptr_parameters
 from ...mechanisms.sampling import random_groups, uniform_jitter
-from ...mechanisms.tukey_em import restricted_tukey_em
+from ...mechanisms.tukey_em import restricted_tukey_em, sort_with_neutral_votes
 from ...validation import Option, OptionSpec, validate_options
 from ..outcome import Estimate, Withheld
 from .centre import CENTRE_SHARE, private_centre
+from .identify import (
+    ID_SHARE,
+    IDENTIFY,
+    regrouped_models,
+    released_identified,
+    resolve_identify,
+)
 
 __all__ = ["estimate", "fit_models", "jitter_sort", "MIN_MODELS", "OPTIONS", "COMMON"]
 
@@ -46,24 +59,53 @@ def partition_labels(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
     return random_groups(n, m, rng)
 
 
-def fit_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
-    """Partition rows by random labels and fit OLS on every group: an (m, p) array."""
+def group_fits(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> np.ndarray:
+    """OLS on every group of rows (labels in ``[0, m)``): an (m, p) array."""
     from ..._kernels.tukey import group_ols
-    labels = partition_labels(X.shape[0], m, rng)
     return group_ols(np.ascontiguousarray(X, dtype=np.float64),
                      np.ascontiguousarray(y, dtype=np.float64), labels, m)
 
 
-def jitter_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def fit_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Partition rows by random labels and fit OLS on every group: an (m, p) array."""
+    return group_fits(X, y, partition_labels(X.shape[0], m, rng), m)
+
+
+def identified(X: np.ndarray, labels: np.ndarray, m: int, c: np.ndarray | None,
+               intercept_col: int | None) -> np.ndarray:
+    """Which coordinates of each (re-parametrised) model its group's rows identify: (m, p).
+
+    The coordinates are the slopes and, with a centre ``c``, the prediction at ``c`` in place
+    of the intercept (``e_intercept + c``), see
+    :func:`dpstats._kernels.tukey_identify.group_identified`: a function of each group's own rows.
+    """
+    from ..._kernels.tukey_identify import group_identified
+    F = np.eye(X.shape[1])
+    if c is not None:
+        F[intercept_col] += c
+    return group_identified(np.ascontiguousarray(X, dtype=np.float64), labels, m, F)
+
+
+def _jitter(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    u = uniform_jitter(models.shape, rng)
+    return models + (np.abs(models) * _REL_JITTER + _ABS_JITTER) * u
+
+
+def jitter_sort(models: np.ndarray, rng: np.random.Generator,
+                ident: np.ndarray | None = None, t: int = 0) -> np.ndarray:
     """Break ties with jitter relative to each entry's own scale, then sort every coordinate.
 
     The jitter of a model depends only on that model and on data-independent uniforms, so each
     jittered model is still a function of its own group alone (the uniforms come from
-    :func:`dpstats.mechanisms.sampling.uniform_jitter`).
+    :func:`dpstats.mechanisms.sampling.uniform_jitter`). With ``ident`` (which coordinates
+    each group identifies) a model votes only where it identifies, plus the neutral votes of
+    :func:`dpstats.mechanisms.tukey_em.sort_with_neutral_votes` (restriction ``t``); when
+    every coordinate is identified that is the plain sort.
     """
-    u = uniform_jitter(models.shape, rng)
-    jittered = models + (np.abs(models) * _REL_JITTER + _ABS_JITTER) * u
-    return np.sort(jittered, axis=0)
+    jittered = _jitter(models, rng)
+    if ident is None or ident.all():
+        return np.sort(jittered, axis=0)
+    return sort_with_neutral_votes(jittered, ident, t)
 
 
 def _check_centre(value: object, name: str) -> object:
@@ -83,6 +125,10 @@ OPTIONS = OptionSpec((
            doc="how one row changes the models, for the PTR accounting"),
     Option("centre", "any", "auto", check=_check_centre,
            doc="'auto' (private medians), None, or an array of public centres"),
+    Option("identify", "choice", "auto", choices=IDENTIFY,
+           doc="groups vote only on coefficients they identify; 'regroup' also uses fewer "
+               "models when a level is rare; 'auto': 'regroup' with a factor, else 'off' "
+               "(see estimators/tukey/identify.py)"),
 ))
 
 
@@ -126,11 +172,32 @@ def _ptr_release(S, t: int, params, delta: float, lemma: str, c, intercept_col, 
     return Estimate(params=point, released=True, ptr=report, **facts)
 
 
+def _group_models(X, y, m: int, c, intercept_col, fit, identify: str, eps_id: float,
+                  ptr_args: tuple, rng, ledger, stage: str):
+    """``(m, models, identified)``: the group fits on random labels and, unless ``identify`` is
+    ``"off"``, which coefficients each group identifies; with ``eps_id`` the released
+    identification counts may call for a fresh partition into fewer, larger groups
+    (:func:`.identify.regrouped_models`; ``ptr_args = (eps, delta, lemma, accounting)``)."""
+    labels = partition_labels(X.shape[0], m, rng)
+    models = fit(X, y, labels, m)
+    ident = identified(X, labels, m, c, intercept_col) if identify != "off" else None
+    if eps_id:
+        noisy = released_identified(ident, eps_id, rng, ledger, stage)
+        m_new, votes = regrouped_models(noisy, m, X.shape[1], *ptr_args)
+        if m_new < m:      # a fresh partition into fewer, larger groups
+            m = m_new
+            labels = partition_labels(X.shape[0], m, rng)
+            models = fit(X, y, labels, m)
+            ident = identified(X, labels, m, c, intercept_col)
+        ident[:, ~votes] = True    # too rarely identified for PTR: every group votes there
+    return m, models, ident
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
-             centre: object = "auto", names=None, stage: str = "regression",
-             fitter=None) -> Estimate:
+             centre: object = "auto", identify: str = "auto", names=None,
+             stage: str = "regression", fitter=None) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
@@ -138,33 +205,36 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     X, y : arrays
         Design matrix and label (rows are the privacy units).
     eps, delta : float
-        Budget for this stage, split between the PTR test and the exponential mechanism by
-        :func:`dpstats.mechanisms.ptr.ptr_parameters`; the whole delta is charged with the
-        mechanism.
+        Budget of this stage, split by :func:`dpstats.mechanisms.ptr.ptr_parameters`.
     m : int
         Number of models (public, or derived from a private row count).
     lemma : {"8.5", "3.6"}
         Distance lemma for PTR.
     accounting : {"swap", "paper"}
-        ``"swap"`` (default) is sound for the random-label partition, where one row changes one
-        model; ``"paper"`` reproduces 002/003, whose analysis needs one row to add or remove a
-        whole model: it is **not** (eps, delta)-DP here (its ledger entry says so, and
-        ``dp_lm``/``dp_glm`` mark such fits NOT PRIVATE). See
-        :func:`dpstats.mechanisms.ptr.ptr_parameters`.
+        ``"swap"`` (default) is sound for the random-label partition (one row changes one
+        model); ``"paper"`` reproduces 002/003 and is **not** (eps, delta)-DP here (see
+        :func:`dpstats.mechanisms.ptr.ptr_parameters`).
     intercept_col : int or None
         Index of the intercept column; centring needs one (it absorbs the shift).
+    identify : {"auto", "regroup", "votes", "off"}
+        ``"votes"``: a group votes only on the coefficients its rows identify (a factor level
+        absent from it, a column constant in it: :mod:`.identify`); ``"regroup"`` also
+        releases how many groups identify the worst-identified coefficient
+        (:data:`~.identify.ID_SHARE` of eps, Laplace) and refits on fewer, larger groups when a
+        level is rare (:func:`~.identify.regrouped_models`; ``Estimate.m`` is the number used);
+        ``"off"``: every group votes on every coefficient (before issue 15); ``"auto"``
+        (default): ``"regroup"`` when a column name is a factor's dummy (``g[T.a]``) or
+        ``names`` is None, else ``"off"`` (:func:`~.identify.resolve_identify`: public names).
     centre : "auto", None or array
         ``"auto"`` spends :data:`~dpstats.estimators.tukey.centre.CENTRE_SHARE` of ``eps`` on
         private column medians and fits the groups on centred columns (see
         :mod:`dpstats.estimators.tukey.centre`); an array is a public centre; None fits raw
         columns. The released coefficients are always on the original scale.
-    names : sequence of str, optional
-        Column names, for the ledger.
-    stage : str
-        Ledger stage.
+    names, stage : sequence of str, str
+        Column names and the stage, for the ledger.
     fitter : callable, optional
-        ``fitter(X, y, m, rng) -> (m, p) models``, the non-private per-group fit; default
-        :func:`fit_models` (OLS). The privacy analysis only needs each model to depend on its
+        ``fitter(X, y, labels, m) -> (m, p) models``, the non-private per-group fit; default
+        :func:`group_fits` (OLS). The privacy analysis only needs each model to depend on its
         own group's rows, so other fits (e.g. logistic, :mod:`.glm`) plug in here.
 
     Returns
@@ -175,27 +245,30 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Not released (``params`` None, ``withheld`` says why) for too few models, a failed
         PTR test or zero volume; the budget is still spent once PTR ran.
     """
-    validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting, "centre": centre})
+    validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting, "centre": centre,
+                               "identify": identify})
     m = int(m)
+    t = max_depth(m) // 2
+    if m < MIN_MODELS or t < 1:
+        return Estimate(params=None, released=False, withheld=Withheld.TOO_FEW_MODELS,
+                        m=m, max_depth=max_depth(m), details={"t": t})
+    eps_stage = eps
+    identify = resolve_identify(identify, names)
+    c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage)
+    eps_id = ID_SHARE * eps_stage if identify == "regroup" else 0.0
+    eps -= eps_c + eps_id
+    params = ptr_parameters(eps, delta, accounting)
+    m, models, ident = _group_models(
+        X, y, m, c, intercept_col, group_fits if fitter is None else fitter, identify, eps_id,
+        (eps_stage, delta, lemma, accounting), rng, ledger, stage)
     D = max_depth(m)
     t = D // 2
     facts = {"m": m, "max_depth": D, "details": {"t": t}}
-    params = ptr_parameters(eps, delta, accounting)
-    if m < MIN_MODELS or t < 1:
-        return Estimate(params=None, released=False, withheld=Withheld.TOO_FEW_MODELS, **facts)
-    c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage)
-    if eps_c:
-        eps -= eps_c
-        params = ptr_parameters(eps, delta, accounting)
     if c is not None:
         facts["details"]["centre"] = c
-    models = (fit_models if fitter is None else fitter)(X, y, m, rng)
-    if c is not None:
-        # Re-parametrise each model by its prediction at c: a fixed linear map of each group's
-        # own model, so one row still changes one model. Done after the fit, not by fitting on
-        # X - c: the two agree for full-rank groups, but with rank-deficient groups (one-hot
-        # columns plus an intercept) centring first changes the minimum-norm solutions
-        # (nyc_garbage median test R^2 0.44 instead of 0.49).
+        # each model re-parametrised by its prediction at c (a fixed linear map of one group's
+        # model), after the fit: centring before it changes rank-deficient groups' minimum-norm
+        # solutions (nyc_garbage median test R^2 0.44 instead of 0.49)
         models[:, intercept_col] += models @ c
-    S = jitter_sort(models, rng)
+    S = jitter_sort(models, rng, ident, t)
     return _ptr_release(S, t, params, delta, lemma, c, intercept_col, rng, ledger, stage, facts)

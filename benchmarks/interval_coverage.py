@@ -1,0 +1,183 @@
+"""Coverage of dpstats' nominal 95% intervals, their width against non-private OLS/logistic
+intervals, and the share of fits that give no interval.
+
+Design: the full factorial n x p x eps x covariates x errors is too big for two cores, so the
+grid is a **centre point plus one-factor-at-a-time arms** (column ``design`` in the CSV):
+
+* centre: n = 20,000, p = 5 predictors (plus intercept), eps = 1, Gaussian covariates,
+  Gaussian errors;
+* arms (one factor moved, the others at the centre): n in {2,000, 200,000}; p in {1, 10};
+  eps in {0.5, 4}; covariates skewed (centred exponential) or a binary factor (first
+  predictor 0/1 with P = 0.3); errors t(3) or heteroscedastic (sd 0.5 + |x_1|).
+
+Every cell runs ``dp_lm(..., select=None)`` for the default method and for each method
+(``--methods bas+select``: with ``select="auto", k=3``; coverage then counts the selected
+terms, conditional on the selection: with independent covariates the selected model's
+coefficients equal the generating ones) (and a
+logistic-regression cell per arm of n and eps through ``dp_glm``), with ``bounds="auto"``
+(what a user gets), delta = 1e-5. The truth is the generating coefficients
+(intercept 1, slopes +1, -1/2, +1/3, ...). Reported per cell and method: ``reps`` used,
+``released`` (share of fits releasing coefficients), ``with_interval`` (share of fits with
+finite standard errors: 1 - the withholding share), ``coverage`` (share of 95% intervals
+holding the true coefficient, over coefficients and fits with an interval), ``coverage_min``
+(the worst coefficient), ``width_ratio`` (median over fits and coefficients of the private
+interval width divided by the classical non-private interval's on the same data), seconds.
+
+Prints a table with progress; writes benchmarks/results/coverage.csv (``--out``). (Not named
+``coverage.py``: run from ``benchmarks/``, that name would shadow the ``coverage`` package that
+numba imports, breaking every benchmark script there.)
+
+    nice python benchmarks/interval_coverage.py [--reps 500] [--cells all|centre,n=2000,...]
+        [--methods default,adassp,bas,...] [--jobs 1] [--fast]
+
+``--fast``: 20 reps, the centre cell and n = 2,000 only, AdaSSP and BAS (a smoke test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+
+CENTRE = {"n": 20_000, "p": 5, "eps": 1.0, "covariates": "gaussian", "errors": "gaussian"}
+ARMS = {"n": [2_000, 200_000], "p": [1, 10], "eps": [0.5, 4.0],
+        "covariates": ["skewed", "binary"], "errors": ["t3", "hetero"]}
+METHODS = ["default", "adassp", "bas", "tukey", "fw", "dpgd"]
+DELTA = 1e-5
+OUT = Path(__file__).resolve().parent / "results" / "coverage.csv"
+
+
+def cells() -> list[tuple[str, dict]]:
+    """``(design, settings)``: the centre, then each arm."""
+    out = [("centre", dict(CENTRE))]
+    for factor, values in ARMS.items():
+        for v in values:
+            out.append((f"{factor}={v}", {**CENTRE, factor: v}))
+    return out
+
+
+def truth(p: int) -> np.ndarray:
+    return np.r_[1.0, [(-1) ** j / (j + 1) for j in range(p)]]
+
+
+def simulate(cell: dict, rng, logistic: bool = False) -> pd.DataFrame:
+    n, p = cell["n"], cell["p"]
+    if cell["covariates"] == "skewed":
+        X = rng.exponential(size=(n, p)) - 1.0
+    else:
+        X = rng.normal(size=(n, p))
+    if cell["covariates"] == "binary":
+        X[:, 0] = (rng.random(n) < 0.3).astype(float)
+    eta = truth(p)[0] + X @ truth(p)[1:]
+    if logistic:
+        y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
+    else:
+        e = {"gaussian": lambda: rng.normal(size=n),
+             "t3": lambda: rng.standard_t(3, size=n),
+             "hetero": lambda: rng.normal(size=n) * (0.5 + np.abs(X[:, 0]))}[cell["errors"]]()
+        y = eta + e
+    df = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(p)])
+    df["y"] = y
+    return df
+
+
+def _classical_se(df: pd.DataFrame, logistic: bool) -> np.ndarray:
+    X = sm.add_constant(df.drop(columns="y").to_numpy(), has_constant="add")
+    model = sm.Logit(df["y"].to_numpy(), X) if logistic else sm.OLS(df["y"].to_numpy(), X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = model.fit(disp=0) if logistic else model.fit()
+    return np.asarray(fit.bse)
+
+
+def one_rep(args) -> dict:
+    cell, method, rep, logistic = args
+    import dpstats as dp
+    rng = np.random.default_rng([rep, cell["n"], cell["p"], int(cell["eps"] * 10),
+                                 hash(cell["covariates"]) % 997, hash(cell["errors"]) % 991])
+    df = simulate(cell, rng, logistic)
+    name, _, sel = method.partition("+")
+    kw = {} if name == "default" else {"method": name}
+    kw.update({"select": "auto", "k": 3} if sel else {"select": None})
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn = dp.dp_glm if logistic else dp.dp_lm
+        fit = fn("y ~ .", df, eps=cell["eps"], delta=DELTA,
+                 random_state=int(rng.integers(2**31)), **kw)
+    sec = time.perf_counter() - t0
+    se = fit.bse.to_numpy()
+    ok = fit.released and np.isfinite(se).any()
+    beta = truth(cell["p"])
+    out = {"released": float(fit.released), "interval": float(ok), "sec": sec}
+    if ok:      # terms without an interval (not selected) count as NaN, not as misses
+        hit = (np.abs(fit.params.to_numpy() - beta) <= 1.959964 * se).astype(float)
+        out["hit"] = np.where(np.isfinite(se), hit, np.nan).tolist()
+        out["ratio"] = (se / _classical_se(df, logistic)).tolist()
+    return out
+
+
+def run_cell(design: str, cell: dict, method: str, reps: int, jobs: int,
+             logistic: bool = False) -> dict:
+    tasks = [(cell, method, r, logistic) for r in range(reps)]
+    if jobs > 1:
+        with Pool(jobs) as pool:
+            res = pool.map(one_rep, tasks)
+    else:
+        res = [one_rep(t) for t in tasks]
+    hits = np.array([r["hit"] for r in res if "hit" in r])
+    ratios = np.array([r["ratio"] for r in res if "ratio" in r])
+    return {"design": design, **cell, "model": "logistic" if logistic else "linear",
+            "method": method, "reps": reps,
+            "released": np.mean([r["released"] for r in res]),
+            "with_interval": np.mean([r["interval"] for r in res]),
+            "coverage": np.nanmean(hits) if hits.size else np.nan,
+            "coverage_min": np.nanmin(np.nanmean(hits, axis=0)) if hits.size else np.nan,
+            "width_ratio": np.nanmedian(ratios) if ratios.size else np.nan,
+            "sec_median": np.median([r["sec"] for r in res])}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=500)
+    ap.add_argument("--cells", default="all", help="'all' or comma list of designs")
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--logistic", action="store_true", help="also the logistic cells")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--fast", action="store_true")
+    ap.add_argument("--out", default=str(OUT))
+    a = ap.parse_args(argv)
+    todo = cells()
+    methods = a.methods.split(",")
+    if a.fast:
+        a.reps, methods = 20, ["adassp", "bas"]
+        todo = [c for c in todo if c[0] in ("centre", "n=2000")]
+    elif a.cells != "all":
+        want = set(a.cells.split(","))
+        todo = [c for c in todo if c[0] in want]
+    jobs = [(d, c, m, False) for d, c in todo for m in methods]
+    if a.logistic:
+        jobs += [(d, c, "default", True) for d, c in todo
+                 if d in ("centre", "n=2000", "n=200000", "eps=0.5", "eps=4.0")]
+    rows = []
+    print(f"{'design':14s} {'model':8s} {'method':8s} {'reps':>5s} {'rel':>5s} {'int':>5s} "
+          f"{'cover':>6s} {'min':>6s} {'width':>7s} {'sec':>6s}", flush=True)
+    for i, (design, cell, method, logistic) in enumerate(jobs, 1):
+        row = run_cell(design, cell, method, a.reps, a.jobs, logistic)
+        rows.append(row)
+        print(f"{design:14s} {row['model']:8s} {method:8s} {row['reps']:5d} "
+              f"{row['released']:5.2f} {row['with_interval']:5.2f} {row['coverage']:6.3f} "
+              f"{row['coverage_min']:6.3f} {row['width_ratio']:7.2f} {row['sec_median']:6.3f}"
+              f"   [{i}/{len(jobs)}]", flush=True)
+        pd.DataFrame(rows).to_csv(a.out, index=False)      # partial results survive a kill
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

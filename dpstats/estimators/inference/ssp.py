@@ -1,0 +1,145 @@
+"""Standard errors for AdaSSP and Boosted AdaSSP: one charged release, then a parametric
+bootstrap of the released sufficient statistics.
+
+Neighbours: add/remove one row. Two sources of error are accounted for:
+
+* **Privacy noise.** Every release of these methods is Gaussian with a scale that is a public
+  function of eps, delta and the (released) bounds, so the estimator's spread under fresh
+  noise is simulated exactly from released values (Ferrando, Wang & Sheldon, "Parametric
+  Bootstrap for Differentially Private Confidence Intervals", AISTATS 2022): plug in the
+  released Gram matrix (made positive definite) and coefficients, draw ``X'y``, add fresh noise
+  of the released scales to every statistic, re-run the adaptive ridge and the solve (or the
+  boosting rounds). Intervals are the bootstrap's symmetric ones (bias included). AdaSSP with
+  a positive released ridge gets none (see :func:`ssp_inference`).
+* **Sampling.** ``X'y`` given the design is drawn ``N(G beta, sigma^2 G)``; ``sigma^2`` comes
+  from :func:`release_rss`, the sum of squared residuals of the released fit with each
+  residual clipped to ``[-1, 1]`` on the mapped scale (L1 sensitivity 1: one row adds at most
+  1), released by the Laplace mechanism with :data:`INFERENCE_SHARE` of the fit's eps as
+  ledger stage ``"inference"``. Its Laplace noise is propagated: each bootstrap draw uses its
+  own plausible ``sigma^2``.
+
+What an interval covers (:data:`COVERS`): the least-squares coefficients of the label clipped
+to its released range on the inputs clipped to the released box, given the design and the
+selected terms, with homoscedastic errors assumed for the sampling part. When the box holds
+the data these are the model's coefficients.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...mechanisms.additive import laplace
+from ...mechanisms.simulation import simulation_noise
+from ..outcome import Inference
+from .simulate import adassp_draws, bas_draws, plugin_gram
+
+__all__ = ["release_rss", "ssp_inference", "affine_matrix", "INFERENCE_SHARE", "DRAWS",
+           "REFERENCE", "COVERS", "STAGE"]
+
+#: Share of a fit's eps spent on the residual sum of squares (stage "inference").
+INFERENCE_SHARE = 0.05
+#: Bootstrap draws.
+DRAWS = 1000
+#: Residuals are clipped to ``[-RESID_CLIP, RESID_CLIP]`` (mapped scale) ...
+RESID_CLIP = 1.0
+#: ... so one row adds at most ``RESID_CLIP^2 = 1`` to the sum: its L1 sensitivity.
+RSS_SENSITIVITY = 1.0
+#: Ledger stage of the inference release.
+STAGE = "inference"
+REFERENCE = ("Ferrando, Wang & Sheldon (AISTATS 2022), parametric bootstrap of the released "
+             "sufficient statistics")
+COVERS = ("the least-squares coefficients of the label clipped to its released range on the "
+          "inputs clipped to the released box (the model's coefficients when the box holds "
+          "the data), given the design and the selected terms; homoscedastic errors assumed "
+          "for the sampling part")
+
+
+def release_rss(X: np.ndarray, y: np.ndarray, theta: np.ndarray, eps: float, rng, ledger,
+                stage: str = STAGE) -> float:
+    """Noisy ``sum_i min((y_i - x_i theta)^2, 1)`` on the mapped data, eps-DP (Laplace).
+
+    Neighbours: add/remove one row; ``theta`` is an already released value, so one row changes
+    the sum by at most 1 (L1 sensitivity 1; adaptive composition with the fit).
+    """
+    r = np.clip(y - X @ theta, -RESID_CLIP, RESID_CLIP)
+    return laplace(float(r @ r), RSS_SENSITIVITY, eps, rng, ledger, stage=stage,
+                   what="sum of squared residuals of the released fit, each clipped to "
+                        "[-1, 1] (mapped data)")
+
+
+def affine_matrix(to_original, p: int) -> np.ndarray:
+    """The linear part ``M`` of an affine map ``theta -> M theta + c`` (by evaluation).
+
+    >>> affine_matrix(lambda t: 2 * np.asarray(t) + 1, 2).tolist()
+    [[2.0, 0.0], [0.0, 2.0]]
+    """
+    base = np.asarray(to_original(np.zeros(p)), dtype=np.float64)
+    return np.column_stack([np.asarray(to_original(np.eye(p)[j])) - base for j in range(p)])
+
+
+def _sigma2_draws(rss_noisy: float, eps_inf: float, dof: float, B: int) -> np.ndarray:
+    """Residual variances consistent with the released RSS (its Laplace noise propagated)."""
+    lap = simulation_noise({"lap": (B,)}, {"lap": "laplace"}, seed=7)["lap"]
+    return np.maximum(rss_noisy - lap / eps_inf, 0.0) / dof
+
+
+def _covariance(D: np.ndarray) -> np.ndarray:
+    """Covariance from error draws ``D`` (B, p): standard errors from the 95% quantile of
+    ``|D|`` divided by 1.96 (so the 95% interval is the bootstrap's symmetric one, bias
+    included), correlations from the draws."""
+    se = np.quantile(np.abs(D), 0.95, axis=0) / 1.959963984540054
+    with np.errstate(invalid="ignore", divide="ignore"):
+        C = np.corrcoef(D, rowvar=False) if D.shape[1] > 1 else np.ones((1, 1))
+    C = np.where(np.isfinite(C), C, 0.0)
+    np.fill_diagonal(C, 1.0)
+    return se[:, None] * C * se[None, :]
+
+
+def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
+                  gram_noisy: np.ndarray, theta: np.ndarray, n_hat: float, M: np.ndarray,
+                  xty: np.ndarray | None = None, ridge: float = 0.0,
+                  y_half: float, noise: dict, unusable=(), draws: int = DRAWS) -> Inference:
+    """The :class:`~dpstats.estimators.outcome.Inference` of an AdaSSP (``kind="adassp"``) or
+    Boosted AdaSSP (``"bas"``) fit, from released values only (post-processing of the fit's
+    releases and of ``rss_noisy``).
+
+    ``gram_noisy`` and ``theta`` are on the scale the method solved on; the bootstrap's
+    plug-in coefficients are the ridge-free solve ``G^-1 xty`` of the released statistics when
+    ``xty`` (released ``X'y``) is given, else ``theta``: a plug-in already shrunk by the
+    ridge would understate the ridge's bias. With a released ``ridge > 0`` (AdaSSP) there are
+    no intervals (``method="ridge"``): the ridge's bias ``-ridge (G + ridge I)^-1 beta``
+    depends on the unknown coefficients, and every plug-in correction measured
+    (benchmarks/interval_coverage.py; the ridge-free solve as plug-in, with or without its own error
+    propagated) under-covered or was uninformative. ``M`` maps that scale's
+    coefficients to the original one; ``noise`` holds the released noise scales and the
+    method's constants (see :mod:`~dpstats.estimators.inference.simulate`); ``unusable``:
+    positions (original order) that get NaN.
+    """
+    p = theta.size
+    dof = n_hat - p
+    nan = Inference(cov=np.full((p, p), np.nan), method="none", reference="", share=share,
+                    covers="")
+    if not (np.isfinite(dof) and dof >= 1 and np.isfinite(rss_noisy)):
+        return nan
+    if ridge > 0:
+        return Inference(cov=nan.cov, method="ridge", reference="", share=share, covers="")
+    sigma2 = _sigma2_draws(rss_noisy, eps_inf, dof, draws)
+    G = plugin_gram(gram_noisy, max(noise["sigma_gram"], 1e-12 * abs(np.trace(gram_noisy))))
+    fn = adassp_draws if kind == "adassp" else bas_draws
+    try:
+        beta = theta if xty is None else np.linalg.solve(G, xty)
+        thetas = fn(G, beta, sigma2, **noise)
+    except np.linalg.LinAlgError:
+        return nan
+    D = (thetas - beta) @ M.T
+    cov = _covariance(D)
+    bad = [j for j in unusable] + list(np.flatnonzero(~np.isfinite(np.diag(cov))))
+    cov[bad, :] = np.nan
+    cov[:, bad] = np.nan
+    label = "AdaSSP" if kind == "adassp" else "Boosted AdaSSP"
+    return Inference(
+        cov=cov, share=share, reference=REFERENCE, covers=COVERS,
+        method=(f"parametric bootstrap ({draws} draws) of the released {label} statistics "
+                f"with fresh privacy noise, plus sampling error from a private residual sum "
+                f"of squares"),
+        sigma=float(y_half * np.sqrt(max(rss_noisy, 0.0) / dof)))
