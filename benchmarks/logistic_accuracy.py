@@ -18,6 +18,8 @@ Data (../shared/data/classification/):
   splits here are random 90/10 splits of all rows, as in the regression benchmarks.
 * default_credit_card_clients.csv (UCI, 30,000 rows): label ``default`` (0/1), every other
   column a feature.
+* breast_cancer_wisconsin.csv (UCI, 569 rows): label ``diagnosis`` (B / M, declared, M coded
+  1), the 30 numeric features (``id`` left out).
 
 Category levels are declared (pd.Categorical with the levels listed in the UCI documentation),
 so no level is read from the data and no PrivacyLeakWarning is raised.
@@ -70,7 +72,7 @@ CREDIT_LEVELS = {
 ADULT_FORMULA = ("income ~ age + workclass + education_num + marital_status + occupation + "
                  "relationship + race + sex + capital_gain + capital_loss + hours_per_week")
 EPS = (0.5, 1.0, 2.0, 5.0)
-METHODS = ("fw", "dpgd", "tukey")
+METHODS = ("auto", "outpert", "objpert", "fw", "dpgd", "tukey")
 
 
 def _declare(df: pd.DataFrame, levels: dict) -> pd.DataFrame:
@@ -78,7 +80,11 @@ def _declare(df: pd.DataFrame, levels: dict) -> pd.DataFrame:
 
 
 def load(name: str) -> tuple[pd.DataFrame, str, str]:
-    """(frame, formula, label) for ``"adult"`` or ``"credit"``."""
+    """(frame, formula, label) for ``"adult"``, ``"credit"`` or ``"breast"``."""
+    if name == "breast":
+        df = pd.read_csv(DATA / "breast_cancer_wisconsin.csv")
+        df = df.drop(columns=[c for c in df.columns if c.lower() == "id"])
+        return _declare(df, {"diagnosis": ["B", "M"]}), "diagnosis ~ .", "diagnosis"
     if name == "adult":
         df = pd.read_csv(DATA / "adult.csv.gz", na_values="?").drop(columns=["split"])
         return _declare(df, ADULT_LEVELS), ADULT_FORMULA, "income"
@@ -128,8 +134,9 @@ def run(files, trials: int, eps_list, methods) -> pd.DataFrame:
             for eps in eps_list:
                 for method in methods:
                     t0 = time.perf_counter()
-                    fit = dp_glm(formula, train, eps=eps, delta=1e-5, method=method,
-                                 random_state=100_000 * trial + 7)
+                    opts = {} if method == "auto" else {"method": method}   # the default call
+                    fit = dp_glm(formula, train, eps=eps, delta=1e-5,
+                                 random_state=100_000 * trial + 7, **opts)
                     rows.append({"dataset": name, "method": method, "eps": eps,
                                  "trial": trial, "released": fit.released,
                                  "accuracy": fit.score(test) if fit.released else -math.inf,
@@ -159,7 +166,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--eps", default=",".join(str(e) for e in EPS))
     ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--files", default="adult,credit")
+    ap.add_argument("--files", default="adult,credit,breast")
     args = ap.parse_args()
     trials = 2 if args.quick else args.trials
     eps_list = (1.0, 5.0) if args.quick else tuple(float(e) for e in args.eps.split(","))

@@ -223,7 +223,8 @@ def _parser() -> argparse.ArgumentParser:
     for name, method, methods, what in (
             ("lm", "auto", "auto, tukey, adassp, bas, fw, dpgd, ols",
              "linear regression (dp_lm)"),
-            ("glm", "fw", "fw, dpgd, tukey", "logistic regression (dp_glm)")):
+            ("glm", "auto", "auto, objpert, outpert, fw, dpgd, tukey",
+             "logistic regression (dp_glm)")):
         p = sub.add_parser(name, help=f"private {what} of a CSV file; prints the summary",
                            description=f"Fit a differentially private {what} and print its "
                                        "summary (or --json).")

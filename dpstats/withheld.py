@@ -28,8 +28,10 @@ class Withheld(StrEnum):
     ZERO_VOLUME = "zero_volume"
     #: AdaSSP, BAS, FW, DP-GD: the label's private bounds are unusable (too wide to map back).
     LABEL_BOUNDS = "label_bounds"
-    #: dp_lm: the released row count is below what any method needs for the smallest model
-    #: the formula allows (:func:`dpstats.rows_needed`); only the row count was charged.
+    #: dp_lm and dp_glm: the released row count is below what any method needs (dp_lm: for
+    #: the smallest model the formula allows, :func:`dpstats.rows_needed`; dp_glm's
+    #: method="auto": :func:`dpstats.estimators.glm_auto.rows_needed`); nothing after the row
+    #: count (and, in dp_glm, a selection that ran before it) was charged.
     TOO_FEW_ROWS = "too_few_rows"
 
 

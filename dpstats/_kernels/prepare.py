@@ -71,7 +71,8 @@ _SELECTOR_UNITS = {"kendall": ("kendall", "shuffle"), "sublasso": ("sublasso",),
 _METHOD_UNITS = {
     "lm": {"tukey": ("tukey",), "fw": ("fw",), "adassp": (), "bas": (), "dpgd": (), "ols": (),
            "auto": ()},   # "auto": prepared once chosen from the released row count
-    "glm": {"tukey": ("tukey_glm",), "fw": ("fw",), "dpgd": ()},
+    "glm": {"tukey": ("tukey_glm",), "fw": ("fw",), "dpgd": (), "outpert": (), "objpert": (),
+            "auto": ()},   # "auto" chooses outpert or objpert (numpy/scipy only)
 }
 
 

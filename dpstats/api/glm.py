@@ -9,6 +9,8 @@ Every released number comes from a mechanism that charges the fit's ledger.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from ..mechanisms.accountant import Budget
@@ -22,7 +24,7 @@ __all__ = ["dp_glm", "FAMILIES", "GLM_METHODS", "GLM_DEFAULT_SPLIT"]
 
 
 def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: float,
-           delta: float = 1e-5, method: str = "fw", select: str | None = "auto", k: int = 5,
+           delta: float = 1e-5, method: str = "auto", select: str | None = "auto", k: int = 5,
            bounds: object = "auto", m: int | str = "auto", budget: Budget | None = None,
            random_state=None, split: dict | None = None, levels: str = "private",
            **method_opts) -> DPGLMResult:
@@ -45,11 +47,13 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
         Logistic regression (logit link).
     eps, delta : float
         Total budget of the fit (add/remove one row).
-    method : {"fw", "dpgd", "tukey"}
-        ``"fw"`` (default): private Frank-Wolfe on an L1 ball (001). ``"dpgd"``: full-batch DP
-        gradient descent, a baseline that needs tuning (:mod:`dpstats.estimators.dpgd`).
-        ``"tukey"``: subsample and aggregate per-group logistic fits through the Tukey
-        mechanism with PTR (:mod:`dpstats.estimators.tukey.glm`).
+    method : {"auto", "objpert", "outpert", "fw", "dpgd", "tukey"}
+        ``"auto"`` (default; :mod:`~dpstats.estimators.glm_auto`): from the private row count
+        and the budget, withheld (``"too_few_rows"``, rows needed in the notes), ``"outpert"``
+        or on more rows ``"objpert"`` (the result's ``method``; a note says why): output or
+        objective perturbation with a private threshold that can fall back to the majority
+        class. ``"fw"``: Frank-Wolfe (001), ``"dpgd"``: DP gradient descent, ``"tukey"``:
+        per-group logistic fits through the Tukey mechanism (:mod:`~.estimators.tukey.glm`).
     select, k : as in :func:`dpstats.dp_lm`
         Private feature selection on the 0/1 label, of ``k`` design columns (the intercept is
         always kept and never scored).
@@ -97,4 +101,15 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
                             method=method, select=select, k=k, m=m, split=split, bounds=bounds,
                             budget=budget, random_state=random_state, options=method_opts,
                             levels=levels)
-    return glm_result(request, run(request))
+    out = run(request)
+    return _with_choice(glm_result(request, out), request, out)
+
+
+def _with_choice(result: DPGLMResult, request, out) -> DPGLMResult:
+    """With ``method="auto"``: the method that ran (or "auto" when withheld) and why (a
+    function of the released row count and public values)."""
+    if request.method != "auto":
+        return result
+    chosen = out.est.details.get("method")
+    return replace(result, method=chosen or "auto", auto_choice=chosen,
+                   notes=result.notes + (out.est.details["why"],))

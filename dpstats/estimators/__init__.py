@@ -36,7 +36,8 @@ COMMON_KEYWORDS = ("eps", "delta", "rng", "ledger", "m", "lemma", "accounting", 
                    "names", "bounds", "n_noisy", "stage", "loss", "fitter", "known_x_bounds")
 #: Module of each method per family ("tukey" for a binomial family is the logistic variant).
 _MODULES = {"gaussian": {name: name for name in METHODS},
-            "binomial": {"tukey": "tukey.glm", "fw": "fw", "dpgd": "dpgd"}}
+            "binomial": {"tukey": "tukey.glm", "fw": "fw", "dpgd": "dpgd",
+                         "outpert": "outpert", "objpert": "objpert", "auto": "glm_auto"}}
 
 
 def _module(name: str, family: str = "gaussian"):

@@ -34,7 +34,9 @@ FAMILIES = ("binomial",)
 #: Values of ``levels=``: undeclared category levels discovered privately (default), or read
 #: from the data, which makes the fit NOT private.
 LEVELS = ("private", "data")
-GLM_METHODS = ("fw", "dpgd", "tukey")
+#: dp_glm's methods; "auto" (default) picks one from the released row count
+#: (:mod:`dpstats.estimators.glm_auto`).
+GLM_METHODS = ("auto", "objpert", "outpert", "fw", "dpgd", "tukey")
 #: Values of dp_lm's ``method=``: ``"auto"`` (chosen after the private row count,
 #: :mod:`dpstats.pipeline.auto`) or an estimator.
 LM_METHODS = ("auto", *METHODS)

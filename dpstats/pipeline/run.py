@@ -112,6 +112,11 @@ def _run(request: FitRequest) -> Outcome:
         request, selector, plan = _apply(request, selector, plan, choice, notes,
                                          len(candidates),
                                          len(candidate_terms(design, candidates)[1]))
+    if request.kind == "glm" and request.method == "auto":      # before selection spends
+        early = _glm_too_few_rows(request, design, notes, levels, candidates, plan,
+                                  first.private)
+        if early is not None:
+            return early
     selector, selection, keep = selection_stage(request, design, candidates, selector, plan)
     out = Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
                   selector=selector, selection=selection, keep=keep, plan=plan,
@@ -227,6 +232,20 @@ def _too_few_rows(request, design, notes, levels, candidates, plan, choice, priv
                    plan=replan(plan, request, None, spend=False), est=est,
                    names=list(design.columns), private=private,
                    request=request, choice=choice.reason)
+
+
+def _glm_too_few_rows(request, design, notes, levels, candidates, plan,
+                      private) -> Outcome | None:
+    """dp_glm's ``method="auto"`` withholding from the released count before any selection
+    runs (:func:`dpstats.estimators.glm_auto.early_withhold`); None to go on."""
+    from ..estimators.glm_auto import early_withhold
+    est = early_withhold(plan.n_noisy, len(design.columns), plan.eps_reg, plan.delta_reg)
+    if est is None:
+        return None
+    return Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
+                   keep=list(range(len(design.columns))),
+                   plan=replan(plan, request, None, spend=False), est=est,
+                   names=list(design.columns), private=private, request=request)
 
 
 def _warn_paper(notes: list[str]) -> None:

@@ -48,10 +48,23 @@ class DPGLMResult(DPLMResult):
     response_levels : tuple or None
         For a two-level categorical response, its (public, declared) levels: the first is
         coded 0 and the second 1. None when the response was numeric 0/1 or boolean.
+    auto_choice : str or None
+        With ``method="auto"``: the method it ran (``method`` says the same), or None when it
+        withheld the fit; the notes say why (from the released row count and public values).
+        None when a method was given.
     """
 
     family: str = "binomial"
     response_levels: tuple | None = None
+    auto_choice: str | None = None
+
+    def summary(self):
+        """As :meth:`DPLMResult.summary`; with ``method="auto"`` the Method line says so."""
+        out = super().summary()
+        if self.auto_choice is not None or self.unreleased_reason == "too_few_rows":
+            out.facts = [(k, f"{v} (chosen by method='auto')" if k == "Method:" else v)
+                         for k, v in out.facts]
+        return out
 
     def _design(self, newdata: pd.DataFrame) -> np.ndarray:
         from ..formula.design import design_for_new_data

@@ -156,7 +156,7 @@ CASES = [
     ("select() method None", sel(method=None), UnknownMethodError, "method=None"),
     ("select() method", sel(method="lasso"), UnknownMethodError, "choose one of 'kendall'"),
     ("glm family", glm(family="gaussian"), UnknownMethodError, "family='gaussian'"),
-    ("glm method adassp", glm(method="adassp"), UnknownMethodError, "choose one of 'fw'"),
+    ("glm method adassp", glm(method="adassp"), UnknownMethodError, "choose one of 'auto'"),
     ("glm option unknown", glm(method="dpgd", learning=0.1), ValidationError,
      "is not an option of method='dpgd'"),
     ("glm option reserved", glm(method="fw", ledger=None), ValidationError, "set by dp_glm"),

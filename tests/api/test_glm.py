@@ -100,14 +100,16 @@ def test_fw_large_eps_approaches_statsmodels_logit(frame, logit):
     np.testing.assert_allclose(fit.params.to_numpy(), logit, atol=0.15)
 
 
-@needs_fw
-def test_fw_is_the_default_method(frame):
+def test_auto_is_the_default_method(frame):
+    """The default is method="auto"; on 30,000 rows it runs objective perturbation."""
     fit = dp_glm("y ~ x1 + x2", frame, eps=1.0, random_state=0)
-    assert fit.method == "fw" and fit.spent == pytest.approx((1.0, 1e-5))
+    assert fit.method == "objpert" and fit.auto_choice == "objpert"
+    assert fit.spent == pytest.approx((1.0, 1e-5))
 
 
 # -- ledger and budget --------------------------------------------------------------------------
-@pytest.mark.parametrize("method", ["dpgd", "tukey", pytest.param("fw", marks=needs_fw)])
+@pytest.mark.parametrize("method", ["dpgd", "tukey", "outpert", "auto",
+                                    pytest.param("fw", marks=needs_fw)])
 def test_ledger_totals_and_shared_budget(frame, method):
     b = dp.Budget(3.0, 1e-4)
     fit = dp_glm("y ~ x1 + x2", frame, eps=1.5, delta=2e-5, method=method, budget=b,
@@ -116,7 +118,8 @@ def test_ledger_totals_and_shared_budget(frame, method):
     assert b.spent == pytest.approx(fit.spent)
     assert list(fit.ledger.columns) == ["stage", "mechanism", "eps", "delta", "detail"]
     assert set(fit.ledger.stage) <= {"private n", "selection", "regression",
-                                     "regression: bounds"}
+                                     "regression: bounds", "regression: threshold",
+                                     "regression: class counts"}
     if method in ("dpgd", "tukey"):
         assert fit.n_noisy is not None and fit.ledger.stage.iloc[0] == "private n"
 
@@ -312,7 +315,8 @@ def test_more_columns_than_rows_fits_when_selection_leaves_few(method):
         assert not fit.released and fit.unreleased_reason == "too_few_models"
 
 
-@pytest.mark.parametrize("fit", [dp_glm, functools.partial(dp.dp_lm, method="tukey")],
+@pytest.mark.parametrize("fit", [functools.partial(dp_glm, method="fw"),
+                                 functools.partial(dp.dp_lm, method="tukey")],
                          ids=["dp_glm", "dp_lm"])
 def test_k_too_large_for_the_rows_is_an_ordinary_result(fit):
     """Fewer rows than the columns after selection used to be refused, which read n exactly

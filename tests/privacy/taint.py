@@ -88,6 +88,7 @@ RELEASES: dict[str, tuple[str, ...]] = {
     f"{MECH}.tukey_em.sample_point_with_depth": ("S", "i"),
     f"{MECH}.gdp.GaussianGDP.release": ("value",),
     f"{MECH}.levels.private_levels": ("histograms",),
+    f"{MECH}.objective.ObjectivePerturbation.release": ("value",),
 }
 #: Data arguments whose *shape* is public (the number of columns, candidates or models, not of
 #: rows): a replay with another shape than the recording is a difference in itself.
@@ -100,6 +101,7 @@ PUBLIC_SHAPES: dict[str, tuple[str, ...]] = {
     f"{MECH}.ptr.ptr_check": ("logV", "logW"),
     f"{MECH}.tukey_em.restricted_tukey_em": ("S",),
     f"{MECH}.gdp.GaussianGDP.release": ("value",),
+    f"{MECH}.objective.ObjectivePerturbation.release": ("value",),
 }
 #: Data-independent draws (they read only sizes): stubbed too, replayed from the tape.
 DRAWS: dict[str, tuple[str, ...]] = {
@@ -111,6 +113,9 @@ DRAWS: dict[str, tuple[str, ...]] = {
 NO_DATA: dict[str, str] = {
     f"{MECH}.gdp.GaussianGDP.__init__": "a plan (eps, delta, counts): charges the ledger and "
                                         "keeps the generator for release()",
+    f"{MECH}.objective.ObjectivePerturbation.__init__": "draws the objective's linear term "
+                                                        "(size, eps, delta only) and charges "
+                                                        "the ledger",
 }
 #: Modules of samplers used by the mechanisms only (never imported outside mechanisms/).
 INTERNAL_MODULES: dict[str, str] = {

@@ -91,7 +91,7 @@ def test_frank_wolfe_fit_is_labelled_l1_constrained(small):
     assert dict(fit.summary().facts)["Constraint:"] == \
         "L1-constrained (radius 2): strong predictors can be exactly 0"
     assert "method=fw L1-constrained (radius 2) " in repr(fit)
-    glm = dp.dp_glm("b ~ x1", small.assign(b=small.x1 > 0), family="binomial", eps=1.0,
+    glm = dp.dp_glm("b ~ x1", small.assign(b=small.x1 > 0), family="binomial", eps=1.0, method="fw",
                     bounds={"x": (-3.0, 3.0), "y": (0.0, 1.0)}, random_state=1)
     assert "method=fw L1-constrained (radius " in repr(glm)
     tukey = dp.dp_lm("y ~ x1 + x2", small, eps=1.0, random_state=1)

@@ -1,0 +1,163 @@
+"""``dp_glm(method="auto")``: the binomial method chosen from public quantities and a released
+row count, or a withheld fit when the rows cannot support any.
+
+The choice reads only the released row count ``n_hat`` (passed in by the pipeline, or released
+here with :data:`COUNT_SHARE` of the stage's eps through
+:func:`dpstats.mechanisms.private_count`, sensitivity 1, eps-DP under add/remove one row), the
+number of columns ``p`` (intercept included, after selection) and the stage's ``(eps, delta)``.
+Branching on them is post-processing of released values, so the stage is ``(eps, delta)``-DP:
+the count's eps plus what the chosen estimator spends (it gets the rest).
+
+The rule (derived from the data-independent simulation of ``benchmarks/glm_auto_rule.py``,
+results in ``benchmarks/results/glm_auto_rule.csv``; design note NN):
+
+* ``n_hat < rows_needed(p, eps, delta)``: withhold (:attr:`Withheld.TOO_FEW_ROWS`), spending
+  nothing more. Below that many rows, in simulation, not even the easiest problem (nearly
+  separable, balanced classes) lets the private fit beat the majority class: what it would
+  release is the majority class or noise.
+* ``n_hat >= OBJPERT_CONSTANT / mu``: objective perturbation (:mod:`.objpert`), whose noise
+  shrinks with the data's curvature: in the simulation (``--part obj``) it matched or beat
+  output perturbation at 10,000 and 30,000 rows (e.g. 0.866 against 0.840, logistic 0.867)
+  and lost at 1,000 and 3,000 (its private bounds need more rows);
+* otherwise output perturbation with a private threshold (:mod:`.outpert`): in the
+  simulation (``--part methods``) it was as accurate as DP-GD and more than Frank-Wolfe and
+  the Tukey GLM (withheld below about 30,000 rows), without DP-GD's failures.
+
+Both end with the same private threshold, whose candidates include the intercept-only
+models, so neither loses to the majority class by more than the exponential mechanism's
+error.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..mechanisms import private_count
+from ..mechanisms.accountant import Ledger
+from ..mechanisms.gdp import gdp_mu
+from ..validation import OptionSpec, check_delta, check_eps
+from . import objpert, outpert
+from .outcome import Estimate, Withheld, withheld
+
+__all__ = ["estimate", "early_withhold", "rows_needed", "choose", "ROWS_CONSTANT",
+           "OBJPERT_CONSTANT", "COUNT_SHARE", "OPTIONS", "COMMON"]
+
+#: ``rows_needed = ROWS_CONSTANT / mu`` (``mu`` the Gaussian-DP parameter of the regression
+#: budget): the median over p in {2, 4, 8, 16} and eps in {0.5, 1, 2} of ``n_hat mu`` at the
+#: smallest n where output perturbation beats the majority class on the easiest simulated
+#: problem, nearly separable balanced classes (62.3; benchmarks/glm_auto_rule.py --part
+#: rows_sep; 106.6 for a merely strong signal, --part rows). No dependence on p was visible.
+ROWS_CONSTANT = 60.0
+#: ``n_hat >= OBJPERT_CONSTANT / mu`` runs objective perturbation: between the 3,000 rows where
+#: output perturbation still won every simulated cell and the 10,000 where objective
+#: perturbation won 7 of 8 (about 5,900 released rows at eps 0.95).
+OBJPERT_CONSTANT = 1500.0
+#: Share of eps for a row count when the pipeline did not release one.
+COUNT_SHARE = 0.05
+#: The pipeline keywords :func:`estimate` takes.
+COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
+                    "known_x_bounds", "n_noisy"})
+#: ``method="auto"`` takes no options (they would belong to whichever method it picks).
+OPTIONS = OptionSpec(())
+
+
+def rows_needed(p: int, eps: float, delta: float) -> int:
+    """Rows (as a released lower-bound count) that ``method="auto"`` needs for ``p`` columns
+    (intercept included) at the regression budget ``(eps, delta)``; public quantities only.
+    The current rule does not depend on ``p`` (module docstring).
+
+    >>> rows_needed(3, 1.0, 1e-5), rows_needed(3, 0.5, 1e-5) > rows_needed(3, 2.0, 1e-5)
+    (224, True)
+    """
+    mu = gdp_mu(check_eps(eps), check_delta(delta))
+    return int(math.ceil(ROWS_CONSTANT / mu))
+
+
+def choose(n_noisy: float, p: int, eps: float, delta: float) -> tuple[str | None, str]:
+    """The method ``"auto"`` runs (None: withhold) and why, from released and public values.
+
+    >>> [choose(n, 6, 1.0, 1e-5)[0] for n in (100.0, 2_000.0, 50_000.0)]
+    [None, 'outpert', 'objpert']
+    """
+    need = rows_needed(p, eps, delta)
+    n_txt = f"{max(n_noisy, 0.0):,.0f}"
+    rich = int(math.ceil(OBJPERT_CONSTANT / gdp_mu(eps, delta)))
+    if n_noisy >= rich:
+        return "objpert", (f"method='auto' chose objective perturbation ('objpert'): the "
+                           f"private row count ({n_txt}) is at least {rich:,}, from where it "
+                           f"beat output perturbation in simulation at eps = {eps:.3g}; its "
+                           "private threshold can fall back to the majority class.")
+    if not n_noisy >= need:
+        return None, (f"method='auto' withheld the fit: the private row count ({n_txt}, a lower "
+                      f"bound) is below the {need:,} rows a private logistic regression needs "
+                      f"at eps = {eps:.3g} (rule from simulation: below it the private fit "
+                      "does not beat predicting the majority class).")
+    return "outpert", (f"method='auto' chose output perturbation ('outpert'): the private row "
+                       f"count ({n_txt}) is at least the {need:,} rows needed and below the "
+                       f"{rich:,} from where objective perturbation does better at eps = "
+                       f"{eps:.3g} (simulation); its private threshold can fall back to the "
+                       "majority class.")
+
+
+def early_withhold(n_noisy: float | None, p: int, eps: float, delta: float) -> Estimate | None:
+    """The withheld estimate :func:`estimate` would return, decided by the pipeline from the
+    released count before a selection stage spends anything (None: go on). ``eps`` is the
+    regression budget :func:`estimate` will get, so both decide alike; reads released and
+    public values only.
+
+    >>> early_withhold(10.0, 3, 0.95, 1e-5).withheld.value, early_withhold(1e5, 3, 0.95, 1e-5)
+    ('too_few_rows', None)
+    """
+    if n_noisy is None:
+        return None
+    method, why = choose(float(n_noisy), p, eps, delta)
+    if method is not None:
+        return None
+    return withheld(p, Withheld.TOO_FEW_ROWS, details={
+        "method": None, "why": why, "rows_needed": rows_needed(p, eps, delta),
+        "n_noisy": float(n_noisy)})
+
+
+def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
+             rng: np.random.Generator, ledger: Ledger | None = None,
+             n_noisy: float | None = None, bounds: object = "auto",
+             intercept_col: int | None = None, names=None, stage: str = "regression",
+             known_x_bounds: dict | None = None) -> Estimate:
+    """Run the method chosen by :func:`choose`, or withhold (module docstring).
+
+    Returns
+    -------
+    Estimate
+        The chosen estimator's, with ``details["method"]`` (the chosen name, or None when
+        withheld), ``details["why"]`` (the sentence a result shows) and
+        ``details["rows_needed"]``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.c_[np.ones(200), rng.uniform(-1, 1, 200)]
+    >>> y = (X[:, 1] > 0).astype(float)
+    >>> est = estimate(X, y, eps=1.0, delta=1e-5, rng=rng, intercept_col=0)
+    >>> est.released, est.withheld.value
+    (False, 'too_few_rows')
+    """
+    eps, delta = check_eps(eps), check_delta(delta)
+    eps_rest = eps
+    if n_noisy is None:
+        eps_n = eps * COUNT_SHARE
+        n_noisy = private_count(np.asarray(X).shape[0], eps_n, rng, ledger, stage=f"{stage}: n")
+        eps_rest = eps - eps_n
+    p = np.asarray(X).shape[1]
+    method, why = choose(float(n_noisy), p, eps_rest, delta)
+    info = {"method": method, "why": why, "rows_needed": rows_needed(p, eps_rest, delta),
+            "n_noisy": float(n_noisy)}
+    if method is None:
+        return withheld(p, Withheld.TOO_FEW_ROWS, details=info)
+    module = objpert if method == "objpert" else outpert
+    est = module.estimate(X, y, eps=eps_rest, delta=delta, rng=rng, ledger=ledger,
+                          bounds=bounds, intercept_col=intercept_col, names=names,
+                          stage=stage, known_x_bounds=known_x_bounds)
+    return Estimate(params=est.params, released=est.released, withheld=est.withheld,
+                    clip=est.clip, dropped=est.dropped, details={**est.details, **info})
