@@ -1,6 +1,12 @@
 """The plain-numpy per-group OLS against the numba kernel, and the public-size rule choosing
 between them (tukey_ols): numpy below NUMPY_MAX_WORK, the kernel (announced first) above."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,6 +14,8 @@ from dpstats._kernels import tukey_ols
 from dpstats._kernels.prepare import ahead, request_units
 from dpstats._kernels.tukey import group_ols as kernel
 from dpstats._kernels.tukey_numpy import group_ols_numpy
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rel(got, ref):
@@ -98,3 +106,40 @@ def test_the_tukey_unit_is_not_prepared_ahead_of_a_request():
     assert request_units("lm", "tukey", None) == ("tukey",)
     assert ahead(request_units("lm", "tukey", "kendall")) == ("kendall", "shuffle")
     assert ahead(request_units("glm", "tukey", None)) == ("tukey_glm",)
+
+
+ON_DEMAND = """
+import json
+import numpy as np, pandas as pd, dpstats as dp
+from dpstats._kernels import prepare as pr, tukey_ols
+from dpstats._kernels.runtime import compile_stats
+tukey_ols.NUMPY_MAX_WORK = 0                 # every Tukey fit takes the kernel
+real, seen = pr.prepare, []
+def spy(names, **kw):
+    out = real(names, **kw)
+    seen.append([list(names), list(out), compile_stats()[0]])
+    return out
+pr.prepare = spy
+rng = np.random.default_rng(0)
+df = pd.DataFrame(rng.normal(size=(3000, 4)), columns=list("abcd"))
+df["y"] = df.a - df.b + rng.normal(size=3000)
+dp.dp_lm("y ~ .", df, eps=2.0, method="tukey", select=None)
+print(json.dumps({"seen": seen, "end": compile_stats()[0]}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("DPSTATS_FULL", "") in ("", "0"),
+                    reason="compiles the Tukey kernel cold, about 15 s (DPSTATS_FULL=1)")
+def test_the_kernel_path_announces_its_compile_before_it(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env.pop("DPSTATS_QUIET", None)
+    out = subprocess.run([sys.executable, "-c", ON_DEMAND], env=env, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    tukey = [s for s in res["seen"] if s[0] == ["tukey"]]
+    assert tukey[0][1] == ["tukey"]                       # compiled by prepare, first call
+    assert res["end"] == tukey[0][2]                      # and nothing compiled after it
+    assert out.stderr.count("compiling numerical kernels once") == 1
+    assert "Tukey group OLS" in out.stderr
