@@ -12,8 +12,11 @@ compiling) and, when one is not, prints :data:`COMPILING` on stderr (with the ex
 seconds) before the kernels run, compiles every missing unit on tiny synthetic inputs of the
 fit's argument types with one progress line per unit, and ends with a "done" line. The fit
 then compiles nothing, so what the notice says and when depends on public arguments, released
-values and the cache only. ``DPSTATS_QUIET=1`` silences it; ``python -m dpstats warmup``
-(:func:`prepare` of every unit) compiles all units at once.
+values and the cache only. A unit marked ``on_demand`` (the Tukey group OLS, plain numpy on
+small designs) is left out of that (:func:`ahead`) and prepared, with the same notice, by its
+caller just before the kernel's first call, from public sizes only
+(:func:`dpstats._kernels.tukey_ols.group_ols`). ``DPSTATS_QUIET=1`` silences it;
+``python -m dpstats warmup`` (:func:`prepare` of every unit) compiles all units at once.
 
 >>> request_units("lm", "tukey", "auto"), request_units("lm", "fw", "kendall")
 (('tukey',), ('fw', 'kendall', 'shuffle'))
@@ -33,7 +36,8 @@ import numpy as np
 
 from .runtime import quiet
 
-__all__ = ["UNITS", "COMPILING", "request_units", "missing_units", "prepare", "compile_notice"]
+__all__ = ["UNITS", "COMPILING", "request_units", "ahead", "missing_units", "prepare",
+           "compile_notice"]
 
 #: First line on stderr when a request's kernels must be compiled ({seconds} filled in).
 COMPILING = ("dpstats: compiling numerical kernels once (about {seconds} s); cached for later "
@@ -50,6 +54,9 @@ class Unit:
     module: str
     kernels: tuple[str, ...]
     seconds: float
+    #: Prepared by the code that calls the kernel, once it knows (from public sizes) that it
+    #: will (see :func:`ahead`), not ahead of every request that may use it.
+    on_demand: bool = False
 
 
 #: Every unit of numba kernels a fit can call.
@@ -60,7 +67,8 @@ UNITS = {
     "sublasso": Unit("SubLasso supports", "lasso", ("_support_kernel",), 4.0),
     "fw": Unit("Frank-Wolfe gradients", "frank_wolfe",
                ("_derivatives", "_xt_dot", "_vertex_scores", "_sum_loss"), 0.6),
-    "tukey": Unit("Tukey group OLS", "tukey", ("_group_ols_kernel",), 13.0),
+    # plain numpy below a public size (m p^2, dpstats._kernels.tukey_ols): prepared there
+    "tukey": Unit("Tukey group OLS", "tukey", ("_group_ols_kernel",), 13.0, on_demand=True),
     "tukey_glm": Unit("Tukey group logistic", "logistic", ("group_logistic",), 5.0),
 }
 
@@ -87,6 +95,17 @@ def request_units(kind: str, method: str | None, selector: str | None) -> tuple[
     if selector is not None and selector != "auto":
         names += _SELECTOR_UNITS.get(selector, sum(_SELECTOR_UNITS.values(), ()))
     return tuple(dict.fromkeys(names))
+
+
+def ahead(names) -> tuple[str, ...]:
+    """The units of ``names`` to prepare before a request runs: all but the ``on_demand`` ones
+    (the Tukey group OLS runs in plain numpy on small designs; its caller prepares the kernel
+    when the public number of groups and columns call for it).
+
+    >>> ahead(("tukey", "kendall"))
+    ('kendall',)
+    """
+    return tuple(n for n in names if not UNITS[n].on_demand)
 
 
 def _module(unit: Unit):
@@ -159,7 +178,7 @@ def compile_notice(kind: str, method: str | None, selector: str | None):
     >>> with compile_notice("lm", "adassp", None):
     ...     pass
     """
-    prepare(request_units(kind, method, selector))
+    prepare(ahead(request_units(kind, method, selector)))
     yield
 
 

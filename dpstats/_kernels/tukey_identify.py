@@ -1,14 +1,14 @@
 """Which coefficients each group of rows identifies, for the Tukey mechanism (issue 15).
 
 Pure and deterministic (no randomness, no privacy logic): plain numpy around the group kernel
-:func:`dpstats._kernels.tukey.group_ols`, so it adds nothing to compile.
+:func:`dpstats._kernels.tukey_ols.group_ols` (numpy on small designs): nothing more to compile.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .tukey import group_ols
+from .tukey_ols import group_ols
 
 __all__ = ["group_identified"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field, replace
 
-from .._kernels.prepare import compile_notice, prepare, request_units
+from .._kernels.prepare import ahead, compile_notice, prepare, request_units
 from ..errors import DataError, NotPrivateWarning, ValidationError
 from ..estimators import Estimate, get_estimator
 from ..estimators.outcome import withheld
@@ -108,7 +108,7 @@ def _run(request: FitRequest) -> Outcome:
         if choice.method is None:
             return _too_few_rows(request, design, notes, levels, candidates, plan, choice,
                                  first.private)
-        prepare(request_units(request.kind, choice.method, None))  # the chosen method's kernels
+        prepare(ahead(request_units(request.kind, choice.method, None)))  # chosen method's kernels
         request, selector, plan = _apply(request, selector, plan, choice, notes,
                                          len(candidates),
                                          len(candidate_terms(design, candidates)[1]))

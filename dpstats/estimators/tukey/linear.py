@@ -61,7 +61,7 @@ def partition_labels(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
 
 def group_fits(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> np.ndarray:
     """OLS on every group of rows (labels in ``[0, m)``): an (m, p) array."""
-    from ..._kernels.tukey import group_ols
+    from ..._kernels.tukey_ols import group_ols  # numpy below a public size, numba above
     return group_ols(np.ascontiguousarray(X, dtype=np.float64),
                      np.ascontiguousarray(y, dtype=np.float64), labels, m)
 
