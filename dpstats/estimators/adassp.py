@@ -113,23 +113,26 @@ def adaptive_ridge(lam_noisy: float, sigma_lam: float, sigma_xx: float, p: int, 
 
 
 def adassp_core(Xs, ys, eps: float, delta: float, rng, ledger, *, rho: float, stage: str,
-                B_x: float, B_y: float = 1.0) -> tuple[np.ndarray, float]:
+                B_x: float, B_y: float = 1.0, stats=None) -> tuple[np.ndarray, float]:
     """AdaSSP on rows with L2 norm <= ``B_x`` and ``|y| <= B_y``: ``(theta, ridge)``.
 
     Three Gaussian releases at ``(eps/3, delta/3)`` each, L2 sensitivities ``B_x^2``,
     ``B_x^2`` (upper triangle of the Gram matrix) and ``B_x B_y`` under add/remove one row.
+    ``stats``: ``(X'X, X'y)`` of the mapped rows computed elsewhere (summed over the
+    partitions of a dask frame); ``Xs`` then only gives the number of columns.
     """
     p = Xs.shape[1]
     e3, d3 = eps / 3.0, delta / 3.0
     s_xx, s_xy = B_x * B_x, B_x * B_y
-    gram = Xs.T @ Xs
+    gram = Xs.T @ Xs if stats is None else stats[0]
     lam_min = max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
     lam_noisy = gaussian(lam_min, s_xx, e3, d3, rng, ledger, stage=stage,
                          what="smallest eigenvalue of X'X (mapped data)")
     iu = np.triu_indices(p)
     tri = gaussian(gram[iu], s_xx, e3, d3, rng, ledger, stage=stage,
                    what="upper triangle of X'X (mapped data), symmetric noise")
-    xty = gaussian(Xs.T @ ys, s_xy, e3, d3, rng, ledger, stage=stage, what="X'y (mapped data)")
+    xty = gaussian(Xs.T @ ys if stats is None else stats[1], s_xy, e3, d3, rng, ledger,
+                   stage=stage, what="X'y (mapped data)")
     gram_noisy = np.zeros((p, p))
     gram_noisy[iu] = tri
     gram_noisy = gram_noisy + np.triu(gram_noisy, 1).T
@@ -147,7 +150,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None,
              intercept_col: int | None = None, names=None, bounds="auto",
              bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
-             q: float = BOUNDS_Q, rho: float = RHO, stage: str = "regression") -> Estimate:
+             q: float = BOUNDS_Q, rho: float = RHO, stage: str = "regression",
+             engine=None) -> Estimate:
     """Private linear regression by AdaSSP on bounded, rescaled data.
 
     Neighbours: add/remove one row. With ``p`` columns including the intercept,
@@ -179,6 +183,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         the budget, the tail level of "quantile" bounds, the ridge rule's failure probability.
     stage : str
         Ledger stage.
+    engine : object, optional
+        Distributed statistics (:mod:`dpstats.dask`): ``engine.counts_of`` gives the bounds'
+        histograms and ``engine.gram(design)`` the mapped ``(X'X, X'y)``; ``X`` and ``y``
+        then have no rows and only give the shape. The releases are the same.
 
     Returns
     -------
@@ -209,10 +217,12 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names)
     design, eps_b, delta_b = budgeted_design(
         Xa, ya, plan, method=opt["bounds_method"], share=opt["bounds_share"], eps=eps,
-        delta=delta, q=opt["q"], rng=rng, ledger=ledger, stage=stage)
+        delta=delta, q=opt["q"], rng=rng, ledger=ledger, stage=stage,
+        counts_of=None if engine is None else engine.counts_of)
     B_x = row_norm_bound(Xa.shape[1])
     theta, ridge = adassp_core(design.X, design.y, eps - eps_b, delta - delta_b, rng, ledger,
-                               rho=opt["rho"], stage=stage, B_x=B_x)
+                               rho=opt["rho"], stage=stage, B_x=B_x,
+                               stats=None if engine is None else engine.gram(design))
     facts = {"clip": design.clip, "details": {
         "bounds": design.source, "ridge": ridge, "eps_bounds": eps_b, "delta_bounds": delta_b,
         "B_x": B_x}}

@@ -87,14 +87,14 @@ OPTIONS = OptionSpec((
 
 
 def _centre(X, centre, intercept_col, eps: float, rng, ledger, names,
-            stage: str) -> tuple[np.ndarray | None, float]:
+            stage: str, cells=None) -> tuple[np.ndarray | None, float]:
     """The centre of the columns (or None) and the eps its private release took."""
     if intercept_col is None or X.shape[1] <= 1 or centre is None:
         return None, 0.0
     if isinstance(centre, str):
         eps_c = CENTRE_SHARE * eps
         return private_centre(X, intercept_col, eps_c, rng, ledger, names=names,
-                              stage=stage), eps_c
+                              stage=stage, cells=cells), eps_c
     c = np.asarray(centre, dtype=np.float64).copy()
     c[intercept_col] = 0.0
     return c, 0.0
@@ -130,7 +130,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", names=None, stage: str = "regression",
-             fitter=None) -> Estimate:
+             fitter=None, engine=None) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
@@ -166,6 +166,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         ``fitter(X, y, m, rng) -> (m, p) models``, the non-private per-group fit; default
         :func:`fit_models` (OLS). The privacy analysis only needs each model to depend on its
         own group's rows, so other fits (e.g. logistic, :mod:`.glm`) plug in here.
+    engine : object, optional
+        Distributed statistics (:mod:`dpstats.dask`): ``engine.cells`` gives the centre's
+        value counts and ``engine.fit_models`` the group fits; ``X`` and ``y`` then have no
+        rows and only give the shape. The releases are the same.
 
     Returns
     -------
@@ -183,12 +187,15 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     params = ptr_parameters(eps, delta, accounting)
     if m < MIN_MODELS or t < 1:
         return Estimate(params=None, released=False, withheld=Withheld.TOO_FEW_MODELS, **facts)
-    c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage)
+    c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage,
+                       None if engine is None else engine.cells)
     if eps_c:
         eps -= eps_c
         params = ptr_parameters(eps, delta, accounting)
     if c is not None:
         facts["details"]["centre"] = c
+    if engine is not None:
+        fitter = engine.fit_models
     models = (fit_models if fitter is None else fitter)(X, y, m, rng)
     if c is not None:
         # Re-parametrise each model by its prediction at c: a fixed linear map of each group's
