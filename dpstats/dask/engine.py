@@ -27,7 +27,7 @@ import numpy as np
 
 from ..mechanisms.sampling import group_seed
 from .design import PartitionDesign
-from .passes import RAW_MAX_ROWS, GramPass, GroupPass, reduce_frame, seeded_labels
+from .passes import RAW_MAX_ROWS, GramPass, GroupPass, full_gram, reduce_frame, seeded_labels
 
 __all__ = ["Engine", "solve_groups", "LABELS"]
 
@@ -85,6 +85,14 @@ def solve_groups(gram: np.ndarray, xty: np.ndarray, tot: np.ndarray | None = Non
     return np.ascontiguousarray(beta)
 
 
+def models_of(sums: dict) -> np.ndarray:
+    """The (m, p) group models from the summed per-group statistics (run on a worker: only
+    the models, the Tukey mechanism's input, come back to the client)."""
+    p = sums["xty"].shape[0]
+    return solve_groups(full_gram(sums["tri"], p), np.ascontiguousarray(sums["xty"].T),
+                        np.ascontiguousarray(sums["sum"].T), sums["count"])
+
+
 class Engine:
     """Statistics of the ``keep`` design columns of a dask frame (see the module docstring).
 
@@ -116,5 +124,5 @@ class Engine:
         """The ``m`` group fits (``X``, ``y``: no rows; only the shape is read)."""
         seed = group_seed(rng)
         source = seeded_labels if LABELS is None else LABELS
-        out = reduce_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source))
-        return solve_groups(out["gram"], out["xty"], out["sum"], out["count"])
+        return reduce_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source),
+                            finish=models_of)

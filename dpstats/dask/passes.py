@@ -28,17 +28,21 @@ __all__ = ["reduce_frame", "merge", "LevelsPass", "FirstPass", "GramPass", "Grou
 #: Below this many rows the centre uses the raw distinct values (as in memory, where
 #: :func:`~dpstats.mechanisms.centre.private_centre_value` switches to stand-ins from it on).
 RAW_MAX_ROWS = 1 << 18
+#: Rows per block of the per-group sums.
+_BLOCK = 1 << 20
 
 
-def reduce_frame(ddf, fn):
+def reduce_frame(ddf, fn, finish=None):
     """``fn(partition, index)`` on every partition of ``ddf``, merged pairwise on the workers
-    (:func:`merge`); the total is the only thing computed back to the client."""
+    (:func:`merge`); the total, or ``finish(total)`` computed on a worker, is the only thing
+    computed back to the client."""
     import dask
     tasks = [dask.delayed(fn)(part, i) for i, part in enumerate(ddf.to_delayed())]
     while len(tasks) > 1:
         tasks = [dask.delayed(merge)(*tasks[i:i + 2]) if i + 1 < len(tasks) else tasks[i]
                  for i in range(0, len(tasks), 2)]
-    return dask.compute(tasks[0])[0]
+    total = tasks[0] if finish is None else dask.delayed(finish)(tasks[0])
+    return dask.compute(total)[0]
 
 
 def merge(a: dict, b: dict) -> dict:
@@ -120,28 +124,35 @@ class GramPass:
 
 
 def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> dict:
-    """Per-group ``X'X`` (m, p, p) and ``X'y`` (m, p) by weighted counts, in blocks of rows.
+    """Per-group upper triangles of ``X'X`` (k, m), ``X'y`` (p, m), column sums (p, m) and row
+    counts (m,) by weighted counts, in blocks of rows.
 
     >>> X = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 4.0]])
     >>> s = group_sums(X, np.array([1.0, 2.0, 3.0]), np.array([0, 1, 0]), 2)
-    >>> s["gram"][0].tolist(), s["xty"][1].tolist()
+    >>> full_gram(s["tri"], 2)[0].tolist(), s["xty"][:, 1].tolist()
     ([[2.0, 6.0], [6.0, 20.0]], [2.0, 6.0])
     """
     p = X.shape[1]
     iu = np.triu_indices(p)
-    tri, xty, tot = np.zeros((m, iu[0].size)), np.zeros((m, p)), np.zeros((m, p))
+    tri, xty, tot = np.zeros((iu[0].size, m)), np.zeros((p, m)), np.zeros((p, m))
     count = np.bincount(labels, minlength=m).astype(np.float64)
-    for lo in range(0, X.shape[0], 1 << 16):
-        Xb, yb, lb = X[lo:lo + (1 << 16)], y[lo:lo + (1 << 16)], labels[lo:lo + (1 << 16)]
+    for lo in range(0, X.shape[0], _BLOCK):
+        Xb, yb, lb = X[lo:lo + _BLOCK], y[lo:lo + _BLOCK], labels[lo:lo + _BLOCK]
         for k, (i, j) in enumerate(zip(*iu, strict=True)):
-            tri[:, k] += np.bincount(lb, weights=Xb[:, i] * Xb[:, j], minlength=m)
+            tri[k] += np.bincount(lb, weights=Xb[:, i] * Xb[:, j], minlength=m)
         for i in range(p):
-            xty[:, i] += np.bincount(lb, weights=Xb[:, i] * yb, minlength=m)
-            tot[:, i] += np.bincount(lb, weights=Xb[:, i], minlength=m)
-    gram = np.zeros((m, p, p))
-    gram[:, iu[0], iu[1]] = tri
-    gram[:, iu[1], iu[0]] = tri
-    return {"gram": gram, "xty": xty, "sum": tot, "count": count}
+            xty[i] += np.bincount(lb, weights=Xb[:, i] * yb, minlength=m)
+            tot[i] += np.bincount(lb, weights=Xb[:, i], minlength=m)
+    return {"tri": tri, "xty": xty, "sum": tot, "count": count}
+
+
+def full_gram(tri: np.ndarray, p: int) -> np.ndarray:
+    """The (m, p, p) Gram matrices from their upper triangles (k, m)."""
+    iu = np.triu_indices(p)
+    gram = np.zeros((tri.shape[1], p, p))
+    gram[:, iu[0], iu[1]] = tri.T
+    gram[:, iu[1], iu[0]] = tri.T
+    return gram
 
 
 def seeded_labels(part: int, index, n: int, m: int, seed: int) -> np.ndarray:
