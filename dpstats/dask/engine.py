@@ -27,7 +27,17 @@ import numpy as np
 
 from ..mechanisms.sampling import group_seed
 from .design import PartitionDesign
-from .passes import RAW_MAX_ROWS, GramPass, GroupPass, full_gram, reduce_frame, seeded_labels
+from .passes import (
+    RAW_MAX_ROWS,
+    GramPass,
+    GroupPass,
+    SamplePass,
+    full_gram,
+    reduce_frame,
+    sample_frame,
+    seeded_labels,
+)
+from .pseudo import LassoVotes
 
 __all__ = ["Engine", "solve_groups", "LABELS"]
 
@@ -122,7 +132,21 @@ class Engine:
 
     def fit_models(self, X, y, m: int, rng) -> np.ndarray:
         """The ``m`` group fits (``X``, ``y``: no rows; only the shape is read)."""
+        return self._groups(m, rng, models_of)
+
+    def _groups(self, m: int, rng, finish):
         seed = group_seed(rng)
         source = seeded_labels if LABELS is None else LABELS
         return reduce_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source),
-                            finish=models_of)
+                            finish=finish)
+
+    def lasso_votes(self, m: int, k: int, rng) -> np.ndarray:
+        """SubLasso's votes of ``m`` random groups (:class:`~dpstats.dask.pseudo.LassoVotes`:
+        each group's Lasso from its own sufficient statistics, on a worker)."""
+        return self._groups(m, rng, LassoVotes(int(k)))
+
+    def sample(self, q: float, rng) -> tuple[np.ndarray, np.ndarray]:
+        """The kept columns and ``y`` of a Bernoulli(``q``) subsample of the rows, on the
+        client (one seed drawn from ``rng``; each partition samples with its own generator)."""
+        return sample_frame(self.ddf, SamplePass(self.design, self.keep, float(q),
+                                                 group_seed(rng)))

@@ -19,11 +19,11 @@ from ..formula.discovery import level_histograms
 from ..mechanisms.bounds import to_unit
 from ..mechanisms.centre import centre_cells, merge_cells
 from ..mechanisms.gdp import log_histograms
-from ..mechanisms.sampling import seeded_groups
+from ..mechanisms.sampling import seeded_groups, seeded_sample
 from .design import PartitionDesign
 
 __all__ = ["reduce_frame", "merge", "LevelsPass", "FirstPass", "GramPass", "GroupPass",
-           "RAW_MAX_ROWS"]
+           "SamplePass", "sample_frame", "RAW_MAX_ROWS"]
 
 #: Below this many rows the centre uses the raw distinct values (as in memory, where
 #: :func:`~dpstats.mechanisms.centre.private_centre_value` switches to stand-ins from it on).
@@ -124,8 +124,9 @@ class GramPass:
 
 
 def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> dict:
-    """Per-group upper triangles of ``X'X`` (k, m), ``X'y`` (p, m), column sums (p, m) and row
-    counts (m,) by weighted counts, in blocks of rows.
+    """Per-group upper triangles of ``X'X`` (k, m), ``X'y`` (p, m), column sums (p, m), row
+    counts (m,), sums and sums of squares of ``y`` (m,), by weighted counts, in blocks of
+    rows.
 
     >>> X = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 4.0]])
     >>> s = group_sums(X, np.array([1.0, 2.0, 3.0]), np.array([0, 1, 0]), 2)
@@ -136,6 +137,7 @@ def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> dict
     iu = np.triu_indices(p)
     tri, xty, tot = np.zeros((iu[0].size, m)), np.zeros((p, m)), np.zeros((p, m))
     count = np.bincount(labels, minlength=m).astype(np.float64)
+    ysum, yy = np.zeros(m), np.zeros(m)
     for lo in range(0, X.shape[0], _BLOCK):
         Xb, yb, lb = X[lo:lo + _BLOCK], y[lo:lo + _BLOCK], labels[lo:lo + _BLOCK]
         for k, (i, j) in enumerate(zip(*iu, strict=True)):
@@ -143,7 +145,9 @@ def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> dict
         for i in range(p):
             xty[i] += np.bincount(lb, weights=Xb[:, i] * yb, minlength=m)
             tot[i] += np.bincount(lb, weights=Xb[:, i], minlength=m)
-    return {"tri": tri, "xty": xty, "sum": tot, "count": count}
+        ysum += np.bincount(lb, weights=yb, minlength=m)
+        yy += np.bincount(lb, weights=yb * yb, minlength=m)
+    return {"tri": tri, "xty": xty, "sum": tot, "count": count, "ysum": ysum, "yy": yy}
 
 
 def full_gram(tri: np.ndarray, p: int) -> np.ndarray:
@@ -179,3 +183,28 @@ class GroupPass:
         X = np.ascontiguousarray(X[:, list(self.keep)])
         labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
         return group_sums(X, y, labels, self.m)
+
+
+@dataclass(frozen=True)
+class SamplePass:
+    """The ``keep`` columns and ``y`` of a Bernoulli(``q``) subsample of the partition's design
+    rows (each row kept independently: :func:`~dpstats.mechanisms.sampling.seeded_sample`)."""
+
+    design: PartitionDesign
+    keep: tuple[int, ...]
+    q: float
+    seed: int
+
+    def __call__(self, pdf, part: int) -> tuple[np.ndarray, np.ndarray]:
+        X, y = self.design(pdf)
+        rows = seeded_sample(self.seed, part, X.shape[0], self.q)
+        return X[rows][:, list(self.keep)], y[rows]
+
+
+def sample_frame(ddf, fn) -> tuple[np.ndarray, np.ndarray]:
+    """The subsample of every partition (:class:`SamplePass`), in partition order."""
+    import dask
+    parts = dask.compute(*[dask.delayed(fn)(part, i)
+                           for i, part in enumerate(ddf.to_delayed())])
+    return (np.ascontiguousarray(np.concatenate([x for x, _ in parts])),
+            np.concatenate([y for _, y in parts]))

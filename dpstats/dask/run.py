@@ -10,12 +10,14 @@ the data's statistics computed on the workers:
    :func:`~dpstats.mechanisms.levels.private_levels`;
 3. first pass: row count (released by :func:`~dpstats.mechanisms.private_count` when a stage
    needs it), log-scale histograms, centre counts;
-4. the estimator's own code with an :class:`~dpstats.dask.engine.Engine`: AdaSSP one more pass
+4. selection (:mod:`dpstats.dask.select`): SubLasso one pass (per-group statistics), DPKendall
+   and DP-SIS on a Bernoulli subsample (one pass);
+5. the estimator's own code with an :class:`~dpstats.dask.engine.Engine`: AdaSSP one more pass
    (the mapped Gram matrix), the Tukey mechanism one more (per-group Gram matrices).
 
-So the default fit reads the data three times (two without category levels to discover...
-plus one for them). Methods and selectors whose distributed form is not built yet are refused
-before anything is charged, naming what works.
+So the default fit reads the data three times, plus one pass for undeclared levels. Methods
+whose distributed form is not built yet are refused before anything is charged, naming what
+works.
 """
 
 from __future__ import annotations
@@ -33,10 +35,11 @@ from ..pipeline.estimate import estimate_kept
 from ..pipeline.glm_design import binary_rows
 from ..pipeline.levels import first_design, levels_note
 from ..pipeline.run import Outcome, _check_columns, _design_notes, _warn_paper
-from ..pipeline.select import candidate_columns, selection_stage
+from ..pipeline.select import candidate_columns
 from .design import PartitionDesign, schema, unknown_categoricals
 from .engine import Engine
 from .passes import FirstPass, LevelsPass, reduce_frame
+from .select import SAMPLED, selection_stage
 
 __all__ = ["run_dask", "METHODS"]
 
@@ -47,23 +50,16 @@ METHODS = ("tukey", "adassp")
 def _check_supported(request) -> None:
     """Refuse, before anything is charged, what has no distributed form yet."""
     what = {"lm": "dp_lm", "glm": "dp_glm", "select": "select"}[request.kind]
-    if request.kind != "lm":
+    if request.kind == "glm":
         raise ValidationError(f"`data` is a dask DataFrame, but {what} does not run on dask "
-                              "yet; dp_lm does (method='tukey' or 'adassp'), or compute the "
-                              "frame first: data.compute()")
-    if request.method not in METHODS:
+                              "yet; dp_lm and select do, or compute the frame first: "
+                              "data.compute()")
+    if request.kind == "lm" and request.method not in METHODS:
         raise ValidationError(f"method={request.method!r} does not run on a dask DataFrame "
                               f"yet; use one of {list(METHODS)}, or compute the frame first")
     if request.options.get("bounds_method", "hist") != "hist":
         raise ValidationError("bounds_method='quantile' does not run on a dask DataFrame; use "
                               "the default 'hist' (log-scale histograms)")
-
-
-def _check_selector(selector) -> None:
-    if selector:
-        raise ValidationError("feature selection does not run on a dask DataFrame yet; pass "
-                              "select=None (or k at least the number of terms), or compute "
-                              "the frame first")
 
 
 def run_dask(request) -> Outcome:
@@ -88,15 +84,18 @@ def run_dask(request) -> Outcome:
         notes.insert(0, levels_note(request, first.discover))
     candidates = candidate_columns(design.columns, design.has_intercept)
     selector = _check_columns(request, design, candidates, notes)
-    _check_selector(selector)
     if request.paper_accounting:
         _warn_paper(notes)
     stats = reduce_frame(ddf, FirstPass(part, centre=request.method == "tukey"))
-    plan = plan_budget(request, stats["n"], selector, ledger, spent)
-    selector, selection, keep = selection_stage(request, design, candidates, selector, plan)
+    plan = plan_budget(request, stats["n"], "auto" if selector in SAMPLED else selector,
+                       ledger, spent)           # the sampled selectors need the released n
+    selector, selection, keep = selection_stage(request, design, candidates, selector, plan,
+                                                ddf, part, stats, notes)
     out = Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
                   selector=selector, selection=selection, keep=keep, plan=plan,
                   private=first.private)
+    if request.kind == "select":
+        return out
     engine = Engine(ddf, part, stats, keep)
     with_engine = replace(request, options={**request.options, "engine": engine})
     est, m_used, names = estimate_kept(with_engine, design, candidates, keep, plan)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["random_groups", "random_permutation", "uniform_jitter", "group_seed",
-           "seeded_groups"]
+           "seeded_groups", "seeded_sample"]
 
 
 def random_groups(n: int, m: int, rng) -> np.ndarray:
@@ -85,3 +85,15 @@ def seeded_groups(seed: int, part: int, n: int, m: int) -> np.ndarray:
     """
     child = np.random.SeedSequence(seed, spawn_key=(int(part),))
     return np.random.default_rng(child).integers(0, m, size=n, dtype=np.int64)
+
+
+def seeded_sample(seed: int, part: int, n: int, q: float) -> np.ndarray:
+    """Each of the ``n`` rows of partition ``part`` kept independently with probability ``q``
+    (a Bernoulli subsample, the same in law however the rows are partitioned), from the child
+    ``part`` of ``SeedSequence(seed)``. One call: ``rng.random(n) < q``.
+
+    >>> seeded_sample(3, 1, 1000, 1.0).all(), seeded_sample(3, 1, 1000, 0.0).any()
+    (True, False)
+    """
+    child = np.random.SeedSequence(seed, spawn_key=(int(part),))
+    return np.random.default_rng(child).random(n) < q

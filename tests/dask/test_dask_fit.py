@@ -23,7 +23,9 @@ cloudpickle = pytest.importorskip("cloudpickle")
 import dpstats as dp  # noqa: E402
 import dpstats.dask.engine as engine  # noqa: E402
 import dpstats.dask.passes as passes  # noqa: E402
+import dpstats.dask.select as dask_select  # noqa: E402
 import dpstats.estimators.tukey.linear as tukey_linear  # noqa: E402
+import dpstats.selection.sublasso as sublasso  # noqa: E402
 from dpstats.errors import ValidationError  # noqa: E402
 from dpstats.mechanisms.sampling import group_seed  # noqa: E402
 
@@ -172,7 +174,9 @@ def _nbytes(obj) -> int:
 @pytest.mark.parametrize("call", [
     lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="fw", budget=b),
     lambda d, b: dp.dp_glm("g ~ x1", d, eps=1.0, budget=b),
-    lambda d, b: dp.dp_lm("y ~ x1 + x2 + x3", d, eps=1.0, k=1, budget=b),
+    lambda d, b: dp.dp_lm("y ~ x1 + x2 + x3", d, eps=1.0, method="bas", budget=b),
+    lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="adassp", budget=b,
+                          bounds_method="quantile"),
 ])
 def test_refusals_charge_nothing(client, call):
     df = frame(500)
@@ -181,3 +185,46 @@ def test_refusals_charge_nothing(client, call):
     with pytest.raises(ValidationError, match="dask"):
         call(dd.from_pandas(df, npartitions=2), budget)
     assert budget.spent == (0.0, 0.0)
+
+
+def wide(n: int = 8000, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 8))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(8)])
+    df["y"] = 2 * df.x1 - 1.5 * df.x4 + df.x6 + rng.normal(size=n)
+    return df
+
+
+def test_sublasso_selection_equals_pandas_given_the_same_labels(client, monkeypatch):
+    df = wide()
+    labels = FixedLabels(np.random.default_rng(3).random(len(df)))
+    monkeypatch.setattr(sublasso, "random_groups", labels.in_memory)
+    monkeypatch.setattr(engine, "LABELS", labels)
+    kw = {"eps": 1.0, "method": "adassp", "select": "sublasso", "k": 3, "random_state": 6}
+    a = dp.dp_lm("y ~ .", df, **kw)
+    b = dp.dp_lm("y ~ .", dd.from_pandas(df, npartitions=3), **kw)
+    assert b.selected == a.selected
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9)
+
+
+def test_default_fit_selects_on_dask(client):
+    """select='auto' (SubLasso or DPKendall by the released n) and the default method."""
+    df = wide()
+    for n_parts in (1, 4):
+        fit = dp.dp_lm("y ~ .", dd.from_pandas(df, npartitions=n_parts), eps=3.0, k=3,
+                       random_state=2)
+        assert sorted(fit.selected) == ["x1", "x4", "x6"]
+
+
+def test_kendall_on_a_subsample(client, monkeypatch):
+    monkeypatch.setattr(dask_select, "SAMPLE_ROWS", 2000)
+    fit = dp.dp_lm("y ~ .", dd.from_pandas(wide(), npartitions=3), eps=5.0, k=3,
+                   select="kendall", random_state=2)
+    assert sorted(fit.selected) == ["x1", "x4", "x6"]
+    assert any("subsample" in note for note in fit.notes)
+
+
+def test_select_runs_on_dask(client):
+    sel = dp.select("y ~ .", dd.from_pandas(wide(), npartitions=2), eps=5.0, k=3,
+                    random_state=0)
+    assert sorted(sel.selected) == ["x1", "x4", "x6"]
