@@ -23,6 +23,8 @@ fit up to floating-point rounding (sums over partitions add in another order).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..mechanisms.sampling import group_seed
@@ -122,6 +124,18 @@ class Engine:
                                               bounded.clip_hi, bounded.intercept_col,
                                               bounded.y_box))
         return out["gram"], out["xty"]
+
+    def boost_stats(self, bounded, C: float):
+        """BAS on rows divided by ``C``: ``(X'X / C^2, round)``, ``round(theta)`` one pass
+        for ``X'clip(y - X theta / C, -1, 1) / C`` (the rows of ``bounded.X / C``)."""
+        gp = GramPass(self.design, self.keep, bounded.clip_lo, bounded.clip_hi,
+                      bounded.intercept_col, bounded.y_box)
+        gram = reduce_frame(self.ddf, gp)["gram"] / (C * C)
+
+        def round_(theta):
+            step = replace(gp, theta=np.asarray(theta, dtype=np.float64) / C)
+            return reduce_frame(self.ddf, step)["grad"] / C
+        return gram, round_
 
     def cells(self, j: int) -> tuple[np.ndarray, np.ndarray]:
         """Distinct values and counts of kept column ``j`` (raw below

@@ -101,7 +101,8 @@ class FirstPass:
 @dataclass(frozen=True)
 class GramPass:
     """``X'X`` and ``X'y`` of the kept columns mapped into the released clip box, as
-    :func:`dpstats.estimators.bounded.bounded_design` maps them."""
+    :func:`dpstats.estimators.bounded.bounded_design` maps them; with ``theta``, BAS's
+    round statistic ``X'clip(y - X theta, -1, 1)`` instead."""
 
     design: PartitionDesign
     keep: tuple[int, ...]
@@ -110,7 +111,10 @@ class GramPass:
     intercept_col: int | None
     y_box: tuple[float, float]
 
-    def __call__(self, pdf, part: int) -> dict:
+    theta: np.ndarray | None = None
+
+    def mapped(self, pdf) -> tuple[np.ndarray, np.ndarray]:
+        """The partition's kept columns and ``y`` mapped into the unit box."""
         X, y = self.design(pdf)
         X = X[:, list(self.keep)]
         Xs = np.zeros_like(X)
@@ -119,7 +123,12 @@ class GramPass:
             Xs[:, box] = to_unit(X[:, box], self.clip_lo[box], self.clip_hi[box])
         if self.intercept_col is not None:
             Xs[:, self.intercept_col] = 1.0
-        ys = to_unit(y, *self.y_box)
+        return Xs, to_unit(y, *self.y_box)
+
+    def __call__(self, pdf, part: int) -> dict:
+        Xs, ys = self.mapped(pdf)
+        if self.theta is not None:         # one boosting round: X'clip(y - X theta, -1, 1)
+            return {"grad": Xs.T @ np.clip(ys - Xs @ self.theta, -1.0, 1.0)}
         return {"gram": Xs.T @ Xs, "xty": Xs.T @ ys}
 
 

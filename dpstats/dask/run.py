@@ -44,7 +44,7 @@ from .select import SAMPLED, selection_stage
 __all__ = ["run_dask", "METHODS"]
 
 #: dp_lm methods with a distributed form.
-METHODS = ("tukey", "adassp")
+METHODS = ("tukey", "adassp", "bas", "auto")
 
 
 def _check_supported(request) -> None:
@@ -57,6 +57,9 @@ def _check_supported(request) -> None:
     if request.kind == "lm" and request.method not in METHODS:
         raise ValidationError(f"method={request.method!r} does not run on a dask DataFrame "
                               f"yet; use one of {list(METHODS)}, or compute the frame first")
+    if request.options.get("variant", "scaled") != "scaled":
+        raise ValidationError("BAS variant='paper' does not run on a dask DataFrame; use the "
+                              "default variant='scaled'")
     if request.options.get("bounds_method", "hist") != "hist":
         raise ValidationError("bounds_method='quantile' does not run on a dask DataFrame; use "
                               "the default 'hist' (log-scale histograms)")

@@ -74,14 +74,15 @@ DEFAULTS = {"scaled": (0.1, (1.0, 0.1, 2.0, 1.0)), "paper": (1.0, (1.0, 1.0, 1.0
 
 
 def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: float,
-          rho: float) -> tuple[np.ndarray, float]:
+          rho: float, stats=None) -> tuple[np.ndarray, float]:
     """Boosted AdaSSP on rows of norm <= 1 with residuals clipped to 1: ``(theta, ridge)``.
 
     Releases through ``plan``: ``"gram"`` (sensitivity 1), ``"lambda_min"`` (sensitivity 1)
-    and ``T`` times ``"rounds"`` (``X^T r``, sensitivity 1).
+    and ``T`` times ``"rounds"`` (``X^T r``, sensitivity 1). ``stats``: ``(X'X, round)``
+    computed elsewhere (dask: ``round(theta)`` is one pass for ``X^T clip(y - X theta)``).
     """
     p = Xn.shape[1]
-    gram = Xn.T @ Xn
+    gram = Xn.T @ Xn if stats is None else stats[0]
     lam_min = max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
     gram_noisy = plan.release("gram", gram, 1.0, symmetric=True)
     lam_noisy = plan.release("lambda_min", lam_min, 1.0)
@@ -90,8 +91,8 @@ def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: f
     G = np.linalg.pinv(gram_noisy + ridge * np.eye(p), hermitian=True)
     theta = np.zeros(p)
     for _ in range(T):
-        r = np.clip(y - Xn @ theta, -1.0, 1.0)
-        theta += shrinkage * (G @ plan.release("rounds", Xn.T @ r, 1.0))
+        grad = Xn.T @ np.clip(y - Xn @ theta, -1.0, 1.0) if stats is None else stats[1](theta)
+        theta += shrinkage * (G @ plan.release("rounds", grad, 1.0))
     return theta, ridge
 
 
@@ -161,7 +162,8 @@ def _gdp_plan(eps: float, delta: float, opt: dict, hist: bool, rng, ledger,
 
 
 def _design_and_plan(Xa, ya, plan, opt: dict, eps: float, delta: float, rng, ledger,
-                     stage: str) -> tuple[BoundedDesign | None, GaussianGDP, float]:
+                     stage: str, counts_of=None) -> tuple[BoundedDesign | None, GaussianGDP,
+                                                          float]:
     """The bounded design (None for "paper") and the Gaussian-DP plan, in release order:
     pure-eps quantile bounds before the plan, histogram bounds as its first part.
     Returns ``(design, plan, eps_bounds)``."""
@@ -176,20 +178,22 @@ def _design_and_plan(Xa, ya, plan, opt: dict, eps: float, delta: float, rng, led
                                            q=opt["q"], rng=rng, ledger=ledger, stage=stage)
     gdp = _gdp_plan(eps - eps_b, delta, opt, hist, rng, ledger, stage)
     if hist:
+        extra = () if counts_of is None else (counts_of,)      # dask: counts given
         design = bounded_design(Xa, ya, plan, hist_release(
-            lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s))))
+            lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s)), *extra))
     return design, gdp, eps_b
 
 
 def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
-         eps_b: float) -> Estimate:
+         eps_b: float, engine=None) -> Estimate:
     """Boost on the mapped rows (scaled) or on norm-clipped raw rows (paper); map back."""
     if design is not None:
         C = row_norm_bound(Xa.shape[1])        # ||x'|| <= sqrt(p), so ||x'/C|| <= 1
         Xn, yn = design.X / C, design.y
     else:
         Xn, yn = clip_rows(Xa), ya
-    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"])
+    extra = () if engine is None else (engine.boost_stats(design, C),)   # dask: one pass a round
+    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"], *extra)
     params = theta if design is None else design.to_original(theta / C)
     facts = {"clip": None if design is None else design.clip, "details": {
         "variant": opt["variant"], "bounds": "none" if design is None else design.source,
@@ -205,7 +209,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              intercept_col: int | None = None, names=None, bounds="auto",
              variant: str = "scaled", T: int = T_DEFAULT, shrinkage: float | None = None,
              split=None, bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
-             q: float = BOUNDS_Q, rho: float = RHO, stage: str = "regression") -> Estimate:
+             q: float = BOUNDS_Q, rho: float = RHO, stage: str = "regression",
+             engine=None) -> Estimate:
     """Private linear regression by Boosted AdaSSP.
 
     Neighbours: add/remove one row. Every Gaussian release of the boosting has L2 sensitivity 1
@@ -235,6 +240,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     bounds_method, bounds_share, q, rho
         As in :func:`dpstats.estimators.adassp.estimate` (``bounds_share`` and ``q`` only
         for ``bounds_method="quantile"``).
+    engine : object, optional
+        Distributed statistics (:mod:`dpstats.dask`; variant "scaled", "hist" bounds):
+        ``engine.counts_of`` gives the bounds' histograms and ``engine.boost_stats(design, C)``
+        the Gram matrix and one pass per round; ``X`` and ``y`` then have no rows.
 
     Returns
     -------
@@ -265,5 +274,6 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         "split": split, "bounds_share": bounds_share, "q": q, "rho": rho})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names) \
         if opt["variant"] == "scaled" else None
-    design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps, delta, rng, ledger, stage)
-    return _fit(Xa, ya, design, gdp, opt, eps_b)
+    design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps, delta, rng, ledger, stage,
+                                          None if engine is None else engine.counts_of)
+    return _fit(Xa, ya, design, gdp, opt, eps_b, engine)

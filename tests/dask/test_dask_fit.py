@@ -82,6 +82,15 @@ def test_adassp_equals_pandas_and_partitioning(client):
         assert b.spent == a.spent and list(b.ledger.mechanism) == list(a.ledger.mechanism)
 
 
+def test_bas_equals_pandas(client):
+    """Boosted AdaSSP: one pass per round, the same releases as in memory."""
+    df = frame()
+    a = dp.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="bas", T=8, random_state=3)
+    b = dp.dp_lm("y ~ x1 + x2 + x3", dd.from_pandas(df, npartitions=3), eps=1.0,
+                 method="bas", T=8, random_state=3)
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9)
+
+
 def test_tukey_equals_pandas_given_the_same_labels(client, monkeypatch):
     df = frame().dropna()
     df = df[np.isfinite(df.x2)].reset_index(drop=True)   # labels by index: every row kept
@@ -174,7 +183,8 @@ def _nbytes(obj) -> int:
 @pytest.mark.parametrize("call", [
     lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="fw", budget=b),
     lambda d, b: dp.dp_glm("g ~ x1", d, eps=1.0, budget=b),
-    lambda d, b: dp.dp_lm("y ~ x1 + x2 + x3", d, eps=1.0, method="bas", budget=b),
+    lambda d, b: dp.dp_lm("y ~ x1 + x2 + x3", d, eps=1.0, method="dpgd", budget=b),
+    lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="bas", variant="paper", budget=b),
     lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="adassp", budget=b,
                           bounds_method="quantile"),
 ])
