@@ -2,10 +2,12 @@
 
 For each size (rows x 10 float64 columns, folders written by ``benchmarks/dask_data.py`` in
 /work/dask_data) and each number of workers (LocalCluster, worker processes, one thread each):
-one full pass (``ddf.sum().compute()``), the default fit (``select=None``: selection does not
-run on dask yet) and each method on dask, in the same run; the fit's time as a multiple of one
-pass; rows per second; the peak RSS of the client and of each worker; and, up to 1e7 rows, the
-pandas fit of the same data (time and test R^2 on a fresh public sample of the same model).
+one full pass (``ddf.sum().compute()``, after a warm-up pass), the default fit (``select=
+"auto"``, method "tukey" on this branch) and AdaSSP and BAS (T=100 rounds: one pass each) with
+the same selection, on dask, in the same run; the fit's time as a multiple of one pass; rows
+per second; the peak RSS of the client and of each worker during the fit (psutil, sampled
+every 0.1 s); and, up to 1e7 rows, the pandas fit of the same data (after a fit on 5000 rows
+that compiles the kernels), with test R^2 on a fresh sample of the same public model.
 
     nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2]
 
@@ -15,8 +17,9 @@ Writes benchmarks/results/dask_scale.csv (rows of other sizes already there are 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,12 +32,40 @@ import dpstats as dp  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "dask_scale.csv"
 FORMULA = "y ~ ."
-METHODS = ("tukey", "adassp")
+METHODS = ("tukey", "adassp", "bas")
 PANDAS_MAX = 10_000_000
+#: The default fit (select="auto": SubLasso at these sizes, k=5; method "tukey") and each
+#: method with the same selection.
+CASES = [("default", {})] + [(m, {"method": m}) for m in METHODS if m != "tukey"]
 
 
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+class Peak:
+    """Peak resident memory (MB) of the client and of each worker process while it runs
+    (sampled every 0.1 s with psutil; ru_maxrss is inherited by forked workers)."""
+
+    def __init__(self, pids):
+        import psutil
+        self.procs = {pid: psutil.Process(pid) for pid in pids}
+        self.peak = dict.fromkeys(pids, 0.0)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self.stop.is_set():
+            for pid, proc in self.procs.items():
+                try:
+                    self.peak[pid] = max(self.peak[pid], proc.memory_info().rss / 2**20)
+                except Exception:       # a process that ended
+                    pass
+            time.sleep(0.1)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
 
 
 def timed(fn):
@@ -51,33 +82,39 @@ def run_case(rows: int, workers: int, test: pd.DataFrame) -> list[dict]:
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         ddf = dd.read_parquet(folder)
+        workers_pids = list(client.run(os.getpid).values())
+        ddf.sum().compute()                       # warm the workers (imports, file handles)
         _, t_pass = timed(lambda: ddf.sum().compute())
-        cases = [("default", {})] + [(m, {"method": m}) for m in METHODS]
-        for name, kw in cases:
-            fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, ddf, eps=1.0, select=None,
-                                                 random_state=1, **kw))
+        dp.dp_lm(FORMULA, ddf.partitions[0], eps=1.0, random_state=0)   # warm the imports
+        for name, kw in CASES:
+            with Peak([os.getpid(), *workers_pids]) as peak:
+                fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, ddf, eps=1.0, random_state=1,
+                                                     **kw))
             r2 = fit.score(test) if fit.released else float("nan")
-            worker_mb = client.run(lambda: resource.getrusage(
-                resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+            client_mb = peak.peak[os.getpid()]
+            worker_mb = [peak.peak[pid] for pid in workers_pids]
             out.append({"rows": rows, "workers": workers, "engine": "dask", "fit": name,
-                        "seconds": t, "pass_seconds": t_pass, "passes": t / t_pass,
-                        "rows_per_s": rows / t, "client_peak_mb": peak_mb(),
-                        "worker_peak_mb": max(worker_mb.values()), "test_r2": r2})
-            print(f"{rows:>11,} {workers} dask   {name:8s} {t:8.2f}s  {t / t_pass:5.2f} passes "
-                  f"R2={r2:.4f} client {peak_mb():7.0f} MB worker "
-                  f"{max(worker_mb.values()):7.0f} MB", flush=True)
+                        "selected": ",".join(fit.selected), "seconds": t,
+                        "pass_seconds": t_pass, "passes": t / t_pass, "rows_per_s": rows / t,
+                        "client_peak_mb": client_mb,
+                        "worker_peak_mb": ";".join(f"{w:.0f}" for w in worker_mb),
+                        "test_r2": r2})
+            print(f"{rows:>11,} {workers} dask   {name:8s} {t:8.2f}s  {t / t_pass:6.2f} passes "
+                  f"R2={r2:.4f} client {client_mb:6.0f} MB workers "
+                  f"{'/'.join(f'{w:.0f}' for w in worker_mb)} MB", flush=True)
     return out
 
 
 def pandas_case(rows: int, test: pd.DataFrame) -> list[dict]:
     df = pd.read_parquet(Path(f"/work/dask_data/rows_{rows:.0e}"))
     out = []
-    for name, kw in [("default", {})] + [(m, {"method": m}) for m in METHODS]:
-        fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, df, eps=1.0, select=None,
-                                             random_state=1, **kw))
+    for name, kw in CASES:
+        dp.dp_lm(FORMULA, df.iloc[:5000], eps=1.0, random_state=0, **kw)   # compile kernels
+        fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, df, eps=1.0, random_state=1, **kw))
         r2 = fit.score(test) if fit.released else float("nan")
-        out.append({"rows": rows, "workers": 0, "engine": "pandas", "fit": name, "seconds": t,
-                    "rows_per_s": rows / t, "client_peak_mb": peak_mb(), "test_r2": r2})
+        out.append({"rows": rows, "workers": 0, "engine": "pandas", "fit": name,
+                    "selected": ",".join(fit.selected), "seconds": t, "rows_per_s": rows / t,
+                    "test_r2": r2})
         print(f"{rows:>11,} - pandas {name:8s} {t:8.2f}s  R2={r2:.4f}", flush=True)
     return out
 

@@ -137,6 +137,15 @@ class Engine:
             return reduce_frame(self.ddf, step)["grad"] / C
         return gram, round_
 
+    def gradient(self, bounded, s: float, loss: str, clip: float):
+        """DP-GD's clipped gradient sum on the rows ``bounded.X / s``: one pass per call."""
+        gp = GramPass(self.design, self.keep, bounded.clip_lo, bounded.clip_hi,
+                      bounded.intercept_col, bounded.y_box, gradient=(s, loss, clip))
+
+        def step(theta):
+            return reduce_frame(self.ddf, replace(gp, theta=np.asarray(theta, float)))["grad"]
+        return step
+
     def cells(self, j: int) -> tuple[np.ndarray, np.ndarray]:
         """Distinct values and counts of kept column ``j`` (raw below
         :data:`~dpstats.dask.passes.RAW_MAX_ROWS` rows in all, as in memory)."""

@@ -112,6 +112,7 @@ class GramPass:
     y_box: tuple[float, float]
 
     theta: np.ndarray | None = None
+    gradient: tuple | None = None        # DP-GD: (row scale s, loss, clip)
 
     def mapped(self, pdf) -> tuple[np.ndarray, np.ndarray]:
         """The partition's kept columns and ``y`` mapped into the unit box."""
@@ -127,6 +128,10 @@ class GramPass:
 
     def __call__(self, pdf, part: int) -> dict:
         Xs, ys = self.mapped(pdf)
+        if self.gradient is not None:      # one DP-GD step: the clipped gradient sum
+            from ..estimators.dpgd import _gradient_sum
+            s, loss, clip = self.gradient
+            return {"grad": _gradient_sum(Xs / s, ys, self.theta, loss, clip)}
         if self.theta is not None:         # one boosting round: X'clip(y - X theta, -1, 1)
             return {"grad": Xs.T @ np.clip(ys - Xs @ self.theta, -1.0, 1.0)}
         return {"gram": Xs.T @ Xs, "xty": Xs.T @ ys}

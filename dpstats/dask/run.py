@@ -44,7 +44,7 @@ from .select import SAMPLED, selection_stage
 __all__ = ["run_dask", "METHODS"]
 
 #: dp_lm methods with a distributed form.
-METHODS = ("tukey", "adassp", "bas", "auto")
+METHODS = ("tukey", "adassp", "bas", "dpgd", "auto")
 
 
 def _check_supported(request) -> None:

@@ -184,9 +184,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     stage : str
         Ledger stage.
     engine : object, optional
-        Distributed statistics (:mod:`dpstats.dask`): ``engine.counts_of`` gives the bounds'
-        histograms and ``engine.gram(design)`` the mapped ``(X'X, X'y)``; ``X`` and ``y``
-        then have no rows and only give the shape. The releases are the same.
+        Dask statistics (:mod:`dpstats.dask`): bounds' histograms and mapped Gram; no rows.
 
     Returns
     -------

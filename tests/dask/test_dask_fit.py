@@ -82,12 +82,13 @@ def test_adassp_equals_pandas_and_partitioning(client):
         assert b.spent == a.spent and list(b.ledger.mechanism) == list(a.ledger.mechanism)
 
 
-def test_bas_equals_pandas(client):
-    """Boosted AdaSSP: one pass per round, the same releases as in memory."""
+@pytest.mark.parametrize("method, opts", [("bas", {"T": 8}), ("dpgd", {"epochs": 8})])
+def test_per_round_methods_equal_pandas(client, method, opts):
+    """Boosted AdaSSP and DP-GD: one pass per round, the same releases as in memory."""
     df = frame()
-    a = dp.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="bas", T=8, random_state=3)
+    a = dp.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method=method, random_state=3, **opts)
     b = dp.dp_lm("y ~ x1 + x2 + x3", dd.from_pandas(df, npartitions=3), eps=1.0,
-                 method="bas", T=8, random_state=3)
+                 method=method, random_state=3, **opts)
     np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9)
 
 
@@ -183,7 +184,6 @@ def _nbytes(obj) -> int:
 @pytest.mark.parametrize("call", [
     lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="fw", budget=b),
     lambda d, b: dp.dp_glm("g ~ x1", d, eps=1.0, budget=b),
-    lambda d, b: dp.dp_lm("y ~ x1 + x2 + x3", d, eps=1.0, method="dpgd", budget=b),
     lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="bas", variant="paper", budget=b),
     lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="adassp", budget=b,
                           bounds_method="quantile"),
