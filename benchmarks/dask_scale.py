@@ -123,7 +123,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default="1e6,1e7")
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--fits", default=",".join(name for name, _ in CASES))
     args = ap.parse_args()
+    CASES[:] = [case for case in CASES if case[0] in args.fits.split(",")]
     test = chunk(10_000, 200_000)              # a fresh public sample of the same model
     rows_list = [int(float(r)) for r in args.rows.split(",")]
     workers_list = [int(w) for w in args.workers.split(",")]

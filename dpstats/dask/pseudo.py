@@ -60,25 +60,38 @@ def pseudo_rows(C: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     k = C.shape[1]
     q = np.minimum(n, k + 1).astype(np.int64)
-    w, V = np.linalg.eigh(C)
-    w = np.maximum(w, 0.0)
     rows, labels = [], []
     for qv in np.unique(q):
         idx = np.flatnonzero(q == qv)
         if qv < 1:
             continue
-        r = min(int(qv) - 1, k)
-        if r == 0:
-            Z = np.zeros((idx.size, int(qv), k))
-        else:
-            scale = np.sqrt(w[idx, -r:] * (qv / n[idx])[:, None])               # (g, r)
-            Z = np.einsum("qr,gr,gjr->gqj", _contrasts(int(qv))[:, :r], scale, V[idx, :, -r:])
+        Z = _factor_rows(C[idx] * (qv / n[idx])[:, None, None], int(qv))
         rows.append(Z.reshape(-1, k))
         labels.append(np.repeat(idx, int(qv)))
     if not rows:
         return np.zeros((0, k)), np.zeros(0, dtype=np.int64)
     order = np.argsort(np.concatenate(labels), kind="stable")
     return np.concatenate(rows)[order], np.concatenate(labels)[order]
+
+
+def _factor_rows(C: np.ndarray, q: int) -> np.ndarray:
+    """``q`` rows per group (g, q, k) with zero column means and ``Z'Z = C``: from a Cholesky
+    factor when every ``C`` is positive definite and ``q > k``, else from the top ``q - 1``
+    eigenpairs (a group of ``q`` centred rows has rank at most ``q - 1``)."""
+    g, k, _ = C.shape
+    Q = _contrasts(q)
+    if q > k:
+        try:
+            L = np.linalg.cholesky(C)                                       # C = L L'
+            return np.einsum("qr,gjr->gqj", Q[:, :k], L)
+        except np.linalg.LinAlgError:
+            pass
+    r = min(q - 1, k)
+    if r == 0:
+        return np.zeros((g, q, k))
+    w, V = np.linalg.eigh(C)
+    scale = np.sqrt(np.maximum(w[:, -r:], 0.0))
+    return np.einsum("qr,gr,gjr->gqj", Q[:, :r], scale, V[:, :, -r:])
 
 
 @dataclass(frozen=True)
