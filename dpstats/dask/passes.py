@@ -109,7 +109,7 @@ class GramPass:
     clip_lo: np.ndarray
     clip_hi: np.ndarray
     intercept_col: int | None
-    y_box: tuple[float, float]
+    y_box: tuple[float, float] | None
 
     theta: np.ndarray | None = None
     gradient: tuple | None = None        # DP-GD: (row scale s, loss, clip)
@@ -124,7 +124,7 @@ class GramPass:
             Xs[:, box] = to_unit(X[:, box], self.clip_lo[box], self.clip_hi[box])
         if self.intercept_col is not None:
             Xs[:, self.intercept_col] = 1.0
-        return Xs, to_unit(y, *self.y_box)
+        return Xs, (y if self.y_box is None else to_unit(y, *self.y_box))   # 0/1: as it is
 
     def __call__(self, pdf, part: int) -> dict:
         Xs, ys = self.mapped(pdf)

@@ -45,15 +45,17 @@ __all__ = ["run_dask", "METHODS"]
 
 #: dp_lm methods with a distributed form.
 METHODS = ("tukey", "adassp", "bas", "dpgd", "auto")
+#: dp_glm methods with a distributed form.
+GLM_METHODS = ("dpgd",)
 
 
 def _check_supported(request) -> None:
     """Refuse, before anything is charged, what has no distributed form yet."""
     what = {"lm": "dp_lm", "glm": "dp_glm", "select": "select"}[request.kind]
-    if request.kind == "glm":
-        raise ValidationError(f"`data` is a dask DataFrame, but {what} does not run on dask "
-                              "yet; dp_lm and select do, or compute the frame first: "
-                              "data.compute()")
+    if request.kind == "glm" and request.method not in GLM_METHODS:
+        raise ValidationError(f"`data` is a dask DataFrame, but {what} runs on dask only with "
+                              f"method in {list(GLM_METHODS)} yet; pass method='dpgd', or "
+                              "compute the frame first: data.compute()")
     if request.kind == "lm" and request.method not in METHODS:
         raise ValidationError(f"method={request.method!r} does not run on a dask DataFrame "
                               f"yet; use one of {list(METHODS)}, or compute the frame first")

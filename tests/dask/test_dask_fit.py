@@ -238,3 +238,13 @@ def test_select_runs_on_dask(client):
     sel = dp.select("y ~ .", dd.from_pandas(wide(), npartitions=2), eps=5.0, k=3,
                     random_state=0)
     assert sorted(sel.selected) == ["x1", "x4", "x6"]
+
+
+def test_dp_glm_dpgd_equals_pandas(client):
+    df = frame()
+    df["g"] = (df.y > 1.5).astype(float)
+    df = df.drop(columns="y")
+    kw = {"eps": 2.0, "method": "dpgd", "epochs": 8, "random_state": 4}
+    a = dp.dp_glm("g ~ x1 + x2 + x3", df, **kw)
+    b = dp.dp_glm("g ~ x1 + x2 + x3", dd.from_pandas(df, npartitions=3), **kw)
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9)
