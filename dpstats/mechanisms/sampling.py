@@ -92,7 +92,7 @@ def seeded_sample(seed: int, part: int, n: int, q: float) -> np.ndarray:
     (a Bernoulli subsample, the same in law however the rows are partitioned), from the child
     ``part`` of ``SeedSequence(seed)``. One call: ``rng.random(n) < q``.
 
-    >>> seeded_sample(3, 1, 1000, 1.0).all(), seeded_sample(3, 1, 1000, 0.0).any()
+    >>> bool(seeded_sample(3, 1, 1000, 1.0).all()), bool(seeded_sample(3, 1, 1000, 0.0).any())
     (True, False)
     """
     child = np.random.SeedSequence(seed, spawn_key=(int(part),))
