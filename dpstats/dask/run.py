@@ -92,6 +92,8 @@ def run_dask(request) -> Outcome:
     if request.paper_accounting:
         _warn_paper(notes)
     stats = reduce_frame(ddf, FirstPass(part, centre=request.method == "tukey"))
+    # Keep this block in step with pipeline.run._run (e.g. an automatic method decided from
+    # the released count goes right after plan_budget, as there).
     plan = plan_budget(request, stats["n"], "auto" if selector in SAMPLED else selector,
                        ledger, spent)           # the sampled selectors need the released n
     selector, selection, keep = selection_stage(request, design, candidates, selector, plan,
