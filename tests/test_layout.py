@@ -13,6 +13,7 @@ rank  groups                                            what
 2     ``api`` (and the facade ``dpstats``, as target)   entry points: dp_lm, dp_glm, select
       ``sklearn`` (``dpstats/sklearn.py``)             re-exports the scikit-learn estimators
 3     ``datasets``                                      shipped data (for api, lab, __main__)
+      ``dask``                                          the pipeline on a dask frame's workers
 4     ``pipeline``                                      orchestration of one fit
 5     ``formula`` ``selection`` ``estimators``          one layer, partially ordered (below)
       ``results``
@@ -57,7 +58,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "dpstats"
 
 #: Layer rank of each group (smaller is higher); see the module docstring.
-RANK = {"main": 0, "lab": 1, "api": 2, "facade": 2, "sklearn": 2, "datasets": 3, "pipeline": 4,
+RANK = {"main": 0, "lab": 1, "api": 2, "facade": 2, "sklearn": 2, "datasets": 3, "dask": 3,
+        "pipeline": 4,
         "formula": 5, "selection": 5, "estimators": 5, "results": 5, "mechanisms": 6,
         "_kernels": 7, "validation": 8, "withheld": 8, "errors": 9}
 #: Imports allowed between different groups of the same rank (importer, imported).

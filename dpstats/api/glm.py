@@ -13,11 +13,11 @@ from dataclasses import replace
 
 import pandas as pd
 
+from ..dask import run  # a dask frame runs on its workers
 from ..mechanisms.accountant import Budget
 from ..pipeline.budget import GLM_DEFAULT_SPLIT
 from ..pipeline.finish import glm_result
 from ..pipeline.request import FAMILIES, GLM_METHODS, build_request
-from ..pipeline.run import run
 from ..results.glm import DPGLMResult
 
 __all__ = ["dp_glm", "FAMILIES", "GLM_METHODS", "GLM_DEFAULT_SPLIT"]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..dask import run  # a dask frame runs on its workers
 from ..mechanisms.accountant import Budget
 from ..pipeline.budget import DEFAULT_SPLIT
 from ..pipeline.finish import lm_result
 from ..pipeline.request import build_request
-from ..pipeline.run import run
 from ..pipeline.select import SELECT_CHOICES
 from ..results.lm import DPLMResult
 

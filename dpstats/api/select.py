@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..dask import run  # a dask frame runs on its workers
 from ..mechanisms.accountant import Budget
 from ..pipeline.budget import LEVELS_SHARE, N_SHARE
 from ..pipeline.finish import selection_result
 from ..pipeline.request import build_request
-from ..pipeline.run import run
 from ..results.selection import SelectionResult
 
 __all__ = ["select", "N_SHARE", "LEVELS_SHARE"]

@@ -117,25 +117,29 @@ def adaptive_ridge(lam_noisy: float, sigma_lam: float, sigma_xx: float, p: int, 
 
 
 def adassp_core(Xs, ys, eps: float, delta: float, rng, ledger, *, rho: float, stage: str,
-                B_x: float, B_y: float = 1.0, out: dict | None = None) -> tuple[np.ndarray, float]:
+                B_x: float, B_y: float = 1.0, stats=None,
+                out: dict | None = None) -> tuple[np.ndarray, float]:
     """AdaSSP on rows with L2 norm <= ``B_x`` and ``|y| <= B_y``: ``(theta, ridge)``.
 
     Three Gaussian releases at ``(eps/3, delta/3)`` each, L2 sensitivities ``B_x^2``,
     ``B_x^2`` (upper triangle of the Gram matrix) and ``B_x B_y`` under add/remove one row.
     ``out``, when given, receives the released Gram matrix and the noise scales (for
-    inference: post-processing).
+    inference: post-processing). ``stats``: ``(X'X, X'y)`` of the mapped rows computed
+    elsewhere (summed over the partitions of a dask frame); ``Xs`` then only gives the
+    number of columns.
     """
     p = Xs.shape[1]
     e3, d3 = eps / 3.0, delta / 3.0
     s_xx, s_xy = B_x * B_x, B_x * B_y
-    gram = Xs.T @ Xs
+    gram = Xs.T @ Xs if stats is None else stats[0]
     lam_min = max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
     lam_noisy = gaussian(lam_min, s_xx, e3, d3, rng, ledger, stage=stage,
                          what="smallest eigenvalue of X'X (mapped data)")
     iu = np.triu_indices(p)
     tri = gaussian(gram[iu], s_xx, e3, d3, rng, ledger, stage=stage,
                    what="upper triangle of X'X (mapped data), symmetric noise")
-    xty = gaussian(Xs.T @ ys, s_xy, e3, d3, rng, ledger, stage=stage, what="X'y (mapped data)")
+    xty = gaussian(Xs.T @ ys if stats is None else stats[1], s_xy, e3, d3, rng, ledger,
+                   stage=stage, what="X'y (mapped data)")
     gram_noisy = np.zeros((p, p))
     gram_noisy[iu] = tri
     gram_noisy = gram_noisy + np.triu(gram_noisy, 1).T
@@ -158,19 +162,18 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              intercept_col: int | None = None, names=None, bounds="auto",
              bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
              q: float = BOUNDS_Q, rho: float = RHO, inference_share: float = INFERENCE_SHARE,
-             stage: str = "regression") -> Estimate:
+             stage: str = "regression", engine=None) -> Estimate:
     """Private linear regression by AdaSSP on bounded, rescaled data.
 
     Neighbours: add/remove one row. With ``p`` columns including the intercept,
     ``B_x = sqrt(p)`` and ``B_y = 1`` after mapping, the L2 sensitivities are: smallest
     eigenvalue of ``X'X`` and upper triangle of ``X'X``: ``B_x^2``; ``X'y``: ``B_x``;
-    histograms for private bounds: ``sqrt(k)`` (k bounded columns). (eps, delta)-DP; see the
-    module docstring.
+    histograms for private bounds: ``sqrt(k)`` (k bounded columns). (eps, delta)-DP.
 
     Parameters
     ----------
     X, y : arrays
-        Design matrix (intercept column included when the model has one) and label.
+        Design matrix (with the intercept column, if any) and label.
     eps, delta : float
         Budget of this stage. ``"auto"`` bounds take ``bounds_share`` of both ("quantile":
         of eps only); the rest is split in thirds over the three Gaussian releases.
@@ -182,24 +185,21 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         See :func:`dpstats.mechanisms.bounds.parse_bounds`; ``"x"`` covers the non-intercept
         columns.
     bounds_method, bounds_share, q, rho
-        The options of :data:`OPTIONS`: how ``"auto"`` bounds are estimated, their share of
-        the budget, the tail level of "quantile" bounds, the ridge rule's failure probability.
+        The options of :data:`OPTIONS` (bounds, their share, quantile level, ridge rule).
     inference_share : float
         Share of ``eps`` (default 0.05, no delta) spent, after the fit, on a Laplace release
         of the clipped residual sum of squares (ledger stage ``"inference"``, L1 sensitivity
         1); the standard errors are then a parametric bootstrap of the released statistics
-        (Ferrando, Wang & Sheldon 2022; :mod:`dpstats.estimators.inference.ssp`). The bounds
-        and the fit share the rest. 0: no standard errors.
-    stage : str
-        Ledger stage.
+        (Ferrando, Wang & Sheldon 2022; :mod:`dpstats.estimators.inference.ssp`).
+    stage, engine : str, object
+        Ledger stage; dask statistics (:mod:`dpstats.dask`; no rows, no standard errors).
 
     Returns
     -------
     Estimate
         ``params`` on the original scale, ``clip`` the released box; ``details`` (public):
         ``bounds`` ("public", "private" or mixed), ``ridge`` (released, mapped scale),
-        ``eps_bounds``/``delta_bounds``, ``B_x``. Withheld (:attr:`Withheld.LABEL_BOUNDS`)
-        when the label's private bounds are unusable.
+        ``eps_bounds``/``delta_bounds``, ``B_x``; withheld when the label's bounds fail.
 
     Raises ``ValidationError`` for bad data or arguments, before anything is charged.
 
@@ -217,14 +217,17 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     opt = validate_options(OPTIONS, {"bounds_method": bounds_method, "bounds_share": bounds_share,
                                      "q": q, "rho": rho, "inference_share": inference_share})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names)
-    eps_inf = eps * opt["inference_share"]
+    eps_inf = eps * opt["inference_share"] if engine is None else 0.0
     design, eps_b, delta_b = budgeted_design(
         Xa, ya, plan, method=opt["bounds_method"], share=opt["bounds_share"], eps=eps - eps_inf,
-        delta=delta, q=opt["q"], rng=rng, ledger=ledger, stage=stage)
+        delta=delta, q=opt["q"], rng=rng, ledger=ledger, stage=stage,
+        counts_of=None if engine is None else engine.counts_of)
     B_x = row_norm_bound(Xa.shape[1])
     released = {}
     theta, ridge = adassp_core(design.X, design.y, eps - eps_inf - eps_b, delta - delta_b, rng,
-                               ledger, rho=opt["rho"], stage=stage, B_x=B_x, out=released)
+                               ledger, rho=opt["rho"], stage=stage, B_x=B_x,
+                               stats=None if engine is None else engine.gram(design),
+                               out=released)
     facts = {"clip": design.clip, "details": {
         "bounds": design.source, "ridge": ridge, "eps_bounds": eps_b, "delta_bounds": delta_b,
         "B_x": B_x, "eps_inference": eps_inf}}

@@ -75,15 +75,17 @@ DEFAULTS = {"scaled": (0.1, (1.0, 0.1, 2.0, 1.0)), "paper": (1.0, (1.0, 1.0, 1.0
 
 
 def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: float,
-          rho: float, out: dict | None = None) -> tuple[np.ndarray, float]:
+          rho: float, stats=None, out: dict | None = None) -> tuple[np.ndarray, float]:
     """Boosted AdaSSP on rows of norm <= 1 with residuals clipped to 1: ``(theta, ridge)``.
 
     Releases through ``plan``: ``"gram"`` (sensitivity 1), ``"lambda_min"`` (sensitivity 1)
-    and ``T`` times ``"rounds"`` (``X^T r``, sensitivity 1). ``out``, when given, receives
-    the released Gram matrix and the noise scales (for inference: post-processing).
+    and ``T`` times ``"rounds"`` (``X^T r``, sensitivity 1). ``stats``: ``(X'X, round)``
+    computed elsewhere (dask: ``round(theta)`` is one pass for ``X^T clip(y - X theta)``).
+    ``out``, when given, receives the released Gram matrix and the noise scales (for
+    inference: post-processing).
     """
     p = Xn.shape[1]
-    gram = Xn.T @ Xn
+    gram = Xn.T @ Xn if stats is None else stats[0]
     lam_min = max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
     gram_noisy = plan.release("gram", gram, 1.0, symmetric=True)
     lam_noisy = plan.release("lambda_min", lam_min, 1.0)
@@ -96,8 +98,8 @@ def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: f
     G = np.linalg.pinv(gram_noisy + ridge * np.eye(p), hermitian=True)
     theta = np.zeros(p)
     for _ in range(T):
-        r = np.clip(y - Xn @ theta, -1.0, 1.0)
-        theta += shrinkage * (G @ plan.release("rounds", Xn.T @ r, 1.0))
+        grad = Xn.T @ np.clip(y - Xn @ theta, -1.0, 1.0) if stats is None else stats[1](theta)
+        theta += shrinkage * (G @ plan.release("rounds", grad, 1.0))
     return theta, ridge
 
 
@@ -170,7 +172,8 @@ def _gdp_plan(eps: float, delta: float, opt: dict, hist: bool, rng, ledger,
 
 
 def _design_and_plan(Xa, ya, plan, opt: dict, eps: float, delta: float, rng, ledger,
-                     stage: str) -> tuple[BoundedDesign | None, GaussianGDP, float]:
+                     stage: str, counts_of=None) -> tuple[BoundedDesign | None, GaussianGDP,
+                                                          float]:
     """The bounded design (None for "paper") and the Gaussian-DP plan, in release order:
     pure-eps quantile bounds before the plan, histogram bounds as its first part.
     Returns ``(design, plan, eps_bounds)``."""
@@ -185,13 +188,14 @@ def _design_and_plan(Xa, ya, plan, opt: dict, eps: float, delta: float, rng, led
                                            q=opt["q"], rng=rng, ledger=ledger, stage=stage)
     gdp = _gdp_plan(eps - eps_b, delta, opt, hist, rng, ledger, stage)
     if hist:
+        extra = () if counts_of is None else (counts_of,)      # dask: counts given
         design = bounded_design(Xa, ya, plan, hist_release(
-            lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s))))
+            lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s)), *extra))
     return design, gdp, eps_b
 
 
 def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
-         eps_b: float, eps_inf: float = 0.0, rng=None, ledger=None) -> Estimate:
+         eps_b: float, eps_inf: float = 0.0, rng=None, ledger=None, engine=None) -> Estimate:
     """Boost on the mapped rows (scaled) or on norm-clipped raw rows (paper); map back."""
     if design is not None:
         C = row_norm_bound(Xa.shape[1])        # ||x'|| <= sqrt(p), so ||x'/C|| <= 1
@@ -199,7 +203,9 @@ def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
     else:
         Xn, yn = clip_rows(Xa), ya
     released = {}
-    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"], out=released)
+    stats = None if engine is None else engine.boost_stats(design, C)  # dask: a pass a round
+    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"], stats,
+                         out=released)
     params = theta if design is None else design.to_original(theta / C)
     facts = {"clip": None if design is None else design.clip, "details": {
         "variant": opt["variant"], "bounds": "none" if design is None else design.source,
@@ -226,7 +232,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              variant: str = "scaled", T: int = T_DEFAULT, shrinkage: float | None = None,
              split=None, bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
              q: float = BOUNDS_Q, rho: float = RHO, inference_share: float = INFERENCE_SHARE,
-             stage: str = "regression") -> Estimate:
+             stage: str = "regression", engine=None) -> Estimate:
     """Private linear regression by Boosted AdaSSP.
 
     Neighbours: add/remove one row. Every Gaussian release of the boosting has L2 sensitivity 1
@@ -261,7 +267,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         the clipped residual sum of squares (ledger stage ``"inference"``, L1 sensitivity 1);
         standard errors by parametric bootstrap of the released statistics (Ferrando, Wang &
         Sheldon 2022; :mod:`dpstats.estimators.inference.ssp`). 0, or ``variant="paper"``:
-        no standard errors (and nothing spent on them).
+        no standard errors (and nothing spent on them), nor on a dask frame (yet).
+    engine : object, optional
+        Dask statistics (:mod:`dpstats.dask`): histograms, Gram, a pass a round; no rows.
 
     Returns
     -------
@@ -293,7 +301,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         "inference_share": inference_share})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names) \
         if opt["variant"] == "scaled" else None
-    eps_inf = eps * opt["inference_share"] if opt["variant"] == "scaled" else 0.0
+    scaled_in_memory = opt["variant"] == "scaled" and engine is None
+    eps_inf = eps * opt["inference_share"] if scaled_in_memory else 0.0
     design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps - eps_inf, delta, rng, ledger,
-                                          stage)
-    return _fit(Xa, ya, design, gdp, opt, eps_b, eps_inf, rng, ledger)
+                                          stage, None if engine is None else engine.counts_of)
+    return _fit(Xa, ya, design, gdp, opt, eps_b, eps_inf, rng, ledger, engine)

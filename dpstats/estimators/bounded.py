@@ -281,13 +281,14 @@ def bounded_design(X: np.ndarray, y: np.ndarray, plan: BoundsPlan,
 
 def budgeted_design(X: np.ndarray, y: np.ndarray, plan: BoundsPlan, *, method: str, share: float,
                     eps: float, delta: float, q: float, rng, ledger, stage: str,
-                    mode: str = "auto", box: str = "centre") -> tuple[BoundedDesign, float, float]:
+                    mode: str = "auto", box: str = "centre",
+                    counts_of=None) -> tuple[BoundedDesign, float, float]:
     """:func:`bounded_design` whose private bounds take ``share`` of ``(eps, delta)``.
 
     ``method="hist"``: one Gaussian release of histograms at ``(share eps, share delta)``
     (:func:`gaussian_hist_release`); ``"quantile"``: ``private_bounds`` at ``share eps``
     (:func:`quantile_release` with ``q`` and ``mode``). Nothing is charged when ``plan`` needs
-    no private bounds.
+    no private bounds. ``counts_of``: the histograms of "hist", computed elsewhere (dask).
 
     Returns
     -------
@@ -298,7 +299,8 @@ def budgeted_design(X: np.ndarray, y: np.ndarray, plan: BoundsPlan, *, method: s
         return bounded_design(X, y, plan, box=box), 0.0, 0.0
     if method == "hist":
         eps_b, delta_b = share * eps, share * delta
-        release = gaussian_hist_release(eps_b, delta_b, rng, ledger, stage=stage)
+        release = gaussian_hist_release(eps_b, delta_b, rng, ledger, stage=stage,
+                                        counts_of=counts_of)
         return bounded_design(X, y, plan, release, box=box), eps_b, delta_b
     release = quantile_release(share * eps, q, rng, ledger, stage=stage, mode=mode)
     design = bounded_design(X, y, plan, release, box=box)

@@ -94,7 +94,7 @@ Releaser = Callable[[BoundsPlan, np.ndarray, np.ndarray], Bounds]
 
 
 
-def histogram_bounds(X, y, release) -> Bounds:
+def histogram_bounds(X, y, release, counts=None) -> Bounds:
     """Private bounds from one Gaussian release of log-scale histograms of every column.
 
     The counts of each column of ``X`` (n, d) and of ``y`` over the public grid of
@@ -106,9 +106,12 @@ def histogram_bounds(X, y, release) -> Bounds:
     :func:`~dpstats.mechanisms.gdp.detection_threshold` (empty cells exceed it with
     probability about 1% in all); a column with no such cell gets ``(-2^64, 2^64)`` (it is then
     nearly constant after mapping). Everything after the release is post-processing.
+    ``counts``: these counts computed elsewhere (summed over the partitions of a dask frame,
+    :mod:`dpstats.dask`); ``X`` and ``y`` then only give the shapes.
     """
-    parts = [a for a in (X, None if y is None else np.asarray(y)[:, None]) if a is not None]
-    counts = log_histograms(np.hstack(parts))
+    if counts is None:
+        parts = [a for a in (X, None if y is None else np.asarray(y)[:, None]) if a is not None]
+        counts = log_histograms(np.hstack(parts))
     noisy, sigma = release(counts.ravel(), math.sqrt(counts.shape[0]))
     noisy = np.reshape(noisy, counts.shape)
     lo, hi = spans_from_histograms(noisy, detection_threshold(sigma, counts.size))
@@ -128,24 +131,28 @@ def histogram_bounds(X, y, release) -> Bounds:
                   float(hi[-1]) if y is not None else None, source="private", mode="hist")
 
 
-def hist_release(release) -> Releaser:
+def hist_release(release, counts_of=None) -> Releaser:
     """Releaser of :func:`histogram_bounds` through ``release(counts, sensitivity) ->
     (noisy counts, sigma)`` (a Gaussian mechanism or a part of a Gaussian-DP plan). One
-    histogram covers every ``"auto"`` feature (known ones too) and the label if needed."""
+    histogram covers every ``"auto"`` feature (known ones too) and the label if needed.
+    ``counts_of(features, label) -> counts``: the histograms computed elsewhere (dask)."""
     def run(plan: BoundsPlan, X, y) -> Bounds:
-        Xf = X[:, list(plan.features)] if plan.auto_x else None
-        return histogram_bounds(Xf, y if plan.need_y else None, release)
+        feats = list(plan.features) if plan.auto_x else []
+        Xf = X[:, feats] if plan.auto_x else None
+        counts = None if counts_of is None else counts_of(feats, plan.need_y)
+        return histogram_bounds(Xf, y if plan.need_y else None, release, counts)
     return run
 
 
-def gaussian_hist_release(eps: float, delta: float, rng, ledger, *, stage: str) -> Releaser:
+def gaussian_hist_release(eps: float, delta: float, rng, ledger, *, stage: str,
+                          counts_of=None) -> Releaser:
     """:func:`hist_release` through one :func:`~dpstats.mechanisms.additive.gaussian` release
     at ``(eps, delta)`` (analytic calibration), charged as ``"<stage>: bounds"``."""
     def release(counts, sensitivity):
         out = gaussian(counts, sensitivity, eps, delta, rng, ledger, stage=f"{stage}: bounds",
                        what="log-scale histograms of the bounded columns")
         return out, analytic_gaussian_sigma(sensitivity, eps, delta)
-    return hist_release(release)
+    return hist_release(release, counts_of)
 
 
 def quantile_release(eps: float, q: float, rng, ledger, *, stage: str,

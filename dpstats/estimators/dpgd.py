@@ -159,7 +159,8 @@ def _gradient_sum(U, y, theta, loss: str, clip: float) -> np.ndarray:
 
 
 def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float, delta: float,
-                     rng, ledger, names, stage: str) -> tuple[GaussianGDP, BoundedDesign, float]:
+                     rng, ledger, names, stage: str,
+                     counts_of=None) -> tuple[GaussianGDP, BoundedDesign, float]:
     """The Gaussian-DP plan (made first: it is charged before any release; ``eps_n`` is kept
     for the row count) and the bounded design, whose private bounds are one more part of that
     plan ("hist") or pure-eps quantiles taking ``bounds_share`` of ``eps`` ("quantile"):
@@ -167,19 +168,23 @@ def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float,
     hist = plan.private and opt["bounds_method"] == "hist"
     eps_b = eps * opt["bounds_share"] if plan.private and not hist else 0.0
     gdp = _gdp_plan(eps - eps_b - eps_n, delta, loss, opt, hist, rng, ledger, stage)
-    release = hist_release(lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s))) \
-        if hist else abs_quantile_release(eps_b, opt["bounds_q"], rng, ledger, stage=stage,
-                                          names=names)
+    extra = () if counts_of is None else (counts_of,)      # dask: the histograms given
+    release = hist_release(lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s)),
+                           *extra) if hist else \
+        abs_quantile_release(eps_b, opt["bounds_q"], rng, ledger, stage=stage, names=names)
     design = bounded_design(X, y, plan, release, drop_below=_DEGENERATE, drop_failed=hist)
     return gdp, design, eps_b
 
 
-def _descend(U, yu, plan: GaussianGDP, loss: str, opt: dict, n_hat: float) -> np.ndarray:
-    """Noisy gradient descent: ``epochs`` releases, mu-GDP in total (``plan``)."""
+def _descend(U, yu, plan: GaussianGDP, loss: str, opt: dict, n_hat: float,
+             gradient=None) -> np.ndarray:
+    """Noisy gradient descent: ``epochs`` releases, mu-GDP in total (``plan``).
+    ``gradient(theta)``: the clipped gradient sum computed elsewhere (dask: one pass)."""
     theta = np.zeros(U.shape[1])
     for _step in range(opt["epochs"]):
-        noisy = plan.release("gradient", _gradient_sum(U, yu, theta, loss, opt["clip"]),
-                             opt["clip"])
+        total = _gradient_sum(U, yu, theta, loss, opt["clip"]) if gradient is None \
+            else gradient(theta)
+        noisy = plan.release("gradient", total, opt["clip"])
         theta -= opt["lr"] * noisy / n_hat
     return theta
 
@@ -205,7 +210,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, loss: str = "squared",
              lr: float | None = None, clip: float = DEFAULT_CLIP, epochs: int = DEFAULT_EPOCHS,
              bounds: object = "auto", intercept_col: int | None = None, names=None,
-             stage: str = "regression", n_noisy: float | None = None,
+             stage: str = "regression", n_noisy: float | None = None, engine=None,
              known_x_bounds: dict | None = None, bounds_share: float = BOUNDS_SHARE,
              bounds_method: str = BOUNDS_METHOD, bounds_q: float = BOUNDS_Q) -> Estimate:
     """Private regression by full-batch DP gradient descent (module docstring for the proof).
@@ -236,6 +241,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Share of the budget for private bounds (default 0.2, used only when some are needed:
         of ``mu^2`` for ``"hist"``, of ``eps`` for ``"quantile"``), how they are released
         (module docstring) and the tail mass above each quantile bound (default 0.02).
+    engine : object, optional (dask statistics, :mod:`dpstats.dask`: X and y have no rows)
 
     Returns
     -------
@@ -265,12 +271,13 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                        label=loss == "squared", known=known_x_bounds)
     eps_n = eps * COUNT_SHARE if n_noisy is None else 0.0
     gdp, design, eps_b = _plan_and_bounds(X, y, plan, loss, opt, eps, eps_n, delta, rng,
-                                          ledger, names, stage)
+                                          ledger, names, stage, engine and engine.counts_of)
     if n_noisy is None:
         n_noisy = private_count(X.shape[0], eps_n, rng, ledger, stage=f"{stage}: n")
     n_hat, s = max(float(n_noisy), 1.0), math.sqrt(len(design.kept))
     U = np.ascontiguousarray(design.X) / s                 # rows of L2 norm <= 1, C order
-    theta = _descend(U, y if loss == "logistic" else design.y, gdp, loss, opt, n_hat)
+    grad = None if engine is None else engine.gradient(design, s, loss, opt["clip"])
+    theta = _descend(U, y if loss == "logistic" else design.y, gdp, loss, opt, n_hat, grad)
     facts = {"clip": design.clip, "dropped": design.dropped, "details": {
         "loss": loss, "lr": opt["lr"], "clip": opt["clip"], "epochs": opt["epochs"],
         "sigma": gdp.sigma("gradient", opt["clip"]), "mu": gdp.mu_total, "n_noisy": n_hat,

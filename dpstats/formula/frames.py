@@ -25,7 +25,7 @@ import importlib
 
 import pandas as pd
 
-__all__ = ["foreign_frame", "conversion_hint"]
+__all__ = ["foreign_frame", "conversion_hint", "is_dask_frame"]
 
 
 def _library(data: object) -> tuple[str, str]:
@@ -44,6 +44,17 @@ def foreign_frame(data: object) -> pd.DataFrame | None:
     if lib == "pyarrow" and name in ("Table", "RecordBatch"):
         return _from_arrow(data)
     return None
+
+
+def is_dask_frame(data: object) -> bool:
+    """Whether ``data`` is a dask DataFrame (fitted on its workers by :mod:`dpstats.dask`),
+    recognised without importing dask.
+
+    >>> is_dask_frame(pd.DataFrame({"a": [1.0]}))
+    False
+    """
+    lib, name = _library(data)
+    return lib == "dask" and name == "DataFrame" and hasattr(data, "map_partitions")
 
 
 def conversion_hint(data: object, arg: str) -> str:

@@ -78,6 +78,29 @@ _HALF_KEYS = ((_MAX_BITS - _MIN_BITS) >> _LOW_BITS) * 2      # cell keys on one 
 _REPRESENT_MIN_ROWS = 1 << 18
 
 
+def centre_cells(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct stand-ins of ``v`` on the default grid and their counts (not a release: the
+    input of :func:`private_centre_value` with ``counts=``). Stand-ins of the pieces of a
+    column merge into those of the whole column: :func:`merge_cells`.
+
+    >>> centre_cells(np.array([2.0, 1.0, 2.0]))[1].tolist()
+    [1, 2]
+    """
+    return _cell_representatives(np.asarray(v, dtype=np.float64))
+
+
+def merge_cells(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values and counts of two pieces of a column, merged (ascending).
+
+    >>> u, c = merge_cells((np.array([1.0, 3.0]), np.array([2, 1])), (np.array([3.0]), [4]))
+    >>> u.tolist(), c.tolist()
+    ([1.0, 3.0], [2, 5])
+    """
+    u, inv = np.unique(np.concatenate([a[0], b[0]]), return_inverse=True)
+    return u, np.bincount(inv, weights=np.concatenate([a[1], b[1]]),
+                          minlength=u.size).astype(np.int64)
+
+
 def _cell_representatives(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct stand-ins for ``v`` and their counts, ascending, in O(n) for the default grid.
 
@@ -121,7 +144,8 @@ def _cell_representatives(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def private_centre_value(values, eps: float, rng: np.random.Generator,
                          ledger: Ledger | None = None, *, grid: np.ndarray | None = None,
-                         stage: str | None = None, what: str = "centre") -> float:
+                         stage: str | None = None, what: str = "centre",
+                         counts=None) -> float:
     """eps-DP grid point of high 1-D Tukey depth in ``values`` (a coarse, robust median).
 
     Neighbours: add/remove one row. Score sensitivity 1, monotone.
@@ -133,12 +157,19 @@ def private_centre_value(values, eps: float, rng: np.random.Generator,
     >>> w = np.random.default_rng(1).normal(-120.0, 2.0, 5000)
     >>> abs(private_centre_value(w, 0.01, np.random.default_rng(2)) + 120.0) < 2.0
     True
+
+    ``counts``: ``values`` are then distinct values in ascending order and ``counts`` how many
+    rows hold each (merged over the partitions of a dask frame by :func:`centre_cells`); the
+    scores, and so the release, are those of the rows themselves.
     """
     eps = check_eps(eps)
     v = np.asarray(values, dtype=np.float64).ravel()
     if not np.isfinite(v).all():      # no values is fine: every grid point scores 0
         raise ValidationError("values must be finite; drop missing rows first")
-    if grid is None and v.size >= _REPRESENT_MIN_ROWS:
+    if counts is not None:            # distinct values (ascending) and their counts, given
+        g = centre_grid() if grid is None else np.asarray(grid, dtype=np.float64)
+        u, cnt = v, np.asarray(counts, dtype=np.int64)
+    elif grid is None and v.size >= _REPRESENT_MIN_ROWS:
         g = centre_grid()
         u, cnt = _cell_representatives(v)
     else:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["random_groups", "random_permutation", "uniform_jitter"]
+__all__ = ["random_groups", "random_permutation", "uniform_jitter", "group_seed",
+           "seeded_groups", "seeded_sample"]
 
 
 def random_groups(n: int, m: int, rng) -> np.ndarray:
@@ -59,3 +60,40 @@ def uniform_jitter(shape, rng) -> np.ndarray:
     ((3, 2), True)
     """
     return rng.uniform(-0.5, 0.5, size=shape)
+
+
+def group_seed(rng) -> int:
+    """A seed for the group labels of a distributed fit (:mod:`dpstats.dask`): drawn once, on
+    the client, from the fit's generator; each partition's labels come from its own generator
+    spawned from it (:func:`seeded_groups`). One call: ``rng.integers(0, 2**63, dtype=np.int64)``.
+
+    >>> 0 <= group_seed(np.random.default_rng(0)) < 2**63
+    True
+    """
+    return int(rng.integers(0, 2**63, dtype=np.int64))
+
+
+def seeded_groups(seed: int, part: int, n: int, m: int) -> np.ndarray:
+    """Independent uniform group labels in ``{0..m-1}`` for the ``n`` rows of partition
+    ``part``, from the child ``part`` of ``SeedSequence(seed)`` (what ``SeedSequence.spawn``
+    gives). Every row's label is uniform and independent of every other row's and of the data,
+    however the rows are partitioned: the labels' distribution is that of
+    :func:`random_groups`, so one row still changes one group.
+
+    >>> seeded_groups(7, 0, 5, 3).tolist() == seeded_groups(7, 0, 5, 3).tolist()
+    True
+    """
+    child = np.random.SeedSequence(seed, spawn_key=(int(part),))
+    return np.random.default_rng(child).integers(0, m, size=n, dtype=np.int64)
+
+
+def seeded_sample(seed: int, part: int, n: int, q: float) -> np.ndarray:
+    """Each of the ``n`` rows of partition ``part`` kept independently with probability ``q``
+    (a Bernoulli subsample, the same in law however the rows are partitioned), from the child
+    ``part`` of ``SeedSequence(seed)``. One call: ``rng.random(n) < q``.
+
+    >>> bool(seeded_sample(3, 1, 1000, 1.0).all()), bool(seeded_sample(3, 1, 1000, 0.0).any())
+    (True, False)
+    """
+    child = np.random.SeedSequence(seed, spawn_key=(int(part),))
+    return np.random.default_rng(child).random(n) < q

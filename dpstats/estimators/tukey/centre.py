@@ -35,11 +35,12 @@ CENTRE_SHARE = 0.05
 
 def private_centre(X: np.ndarray, intercept_col: int, eps: float, rng: np.random.Generator,
                    ledger: Ledger | None = None, *, names=None,
-                   stage: str = "regression") -> np.ndarray:
+                   stage: str = "regression", cells=None) -> np.ndarray:
     """Private centres (1-D Tukey medians) of every non-intercept column (0 for the intercept).
 
     ``eps`` is split evenly over the columns (basic composition); each centre is eps_j-DP under
-    add/remove one row.
+    add/remove one row. ``cells(j) -> (values, counts)``: column ``j``'s distinct values and
+    counts computed elsewhere (a dask frame's partitions, merged).
 
     >>> import numpy as np
     >>> X = np.column_stack([np.ones(4001), np.linspace(-124.0, -116.0, 4001)])
@@ -55,6 +56,7 @@ def private_centre(X: np.ndarray, intercept_col: int, eps: float, rng: np.random
     each = eps / len(cols)
     for j in cols:
         name = names[j] if names is not None else f"column {j}"
-        centre[j] = private_centre_value(X[:, j], each, rng, ledger, stage=stage,
-                                         what=f"centre of {name}")
+        values, counts = (X[:, j], None) if cells is None else cells(j)
+        centre[j] = private_centre_value(values, each, rng, ledger, stage=stage,
+                                         what=f"centre of {name}", counts=counts)
     return centre

@@ -133,14 +133,14 @@ OPTIONS = OptionSpec((
 
 
 def _centre(X, centre, intercept_col, eps: float, rng, ledger, names,
-            stage: str) -> tuple[np.ndarray | None, float]:
+            stage: str, cells=None) -> tuple[np.ndarray | None, float]:
     """The centre of the columns (or None) and the eps its private release took."""
     if intercept_col is None or X.shape[1] <= 1 or centre is None:
         return None, 0.0
     if isinstance(centre, str):
         eps_c = CENTRE_SHARE * eps
         return private_centre(X, intercept_col, eps_c, rng, ledger, names=names,
-                              stage=stage), eps_c
+                              stage=stage, cells=cells), eps_c
     c = np.asarray(centre, dtype=np.float64).copy()
     c[intercept_col] = 0.0
     return c, 0.0
@@ -197,25 +197,23 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", identify: str = "auto", names=None,
-             stage: str = "regression", fitter=None) -> Estimate:
+             stage: str = "regression", fitter=None, engine=None) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
     ----------
-    X, y : arrays
-        Design matrix and label (rows are the privacy units).
-    eps, delta : float
-        Budget of this stage, split by :func:`dpstats.mechanisms.ptr.ptr_parameters`.
+    X, y, eps, delta : arrays, float
+        Design, label; budget of the stage (:func:`dpstats.mechanisms.ptr.ptr_parameters`).
     m : int
         Number of models (public, or derived from a private row count).
     lemma : {"8.5", "3.6"}
-        Distance lemma for PTR.
+        PTR's distance lemma.
     accounting : {"swap", "paper"}
         ``"swap"`` (default) is sound for the random-label partition (one row changes one
         model); ``"paper"`` reproduces 002/003 and is **not** (eps, delta)-DP here (see
         :func:`dpstats.mechanisms.ptr.ptr_parameters`).
     intercept_col : int or None
-        Index of the intercept column; centring needs one (it absorbs the shift).
+        The intercept column (centring needs it).
     identify : {"auto", "regroup", "votes", "off"}
         ``"votes"``: a group votes only on the coefficients its rows identify (a factor level
         absent from it, a column constant in it: :mod:`.identify`); ``"regroup"`` also
@@ -226,24 +224,22 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         (default): ``"regroup"`` when a column name is a factor's dummy (``g[T.a]``) or
         ``names`` is None, else ``"off"`` (:func:`~.identify.resolve_identify`: public names).
     centre : "auto", None or array
-        ``"auto"`` spends :data:`~dpstats.estimators.tukey.centre.CENTRE_SHARE` of ``eps`` on
-        private column medians and fits the groups on centred columns (see
-        :mod:`dpstats.estimators.tukey.centre`); an array is a public centre; None fits raw
-        columns. The released coefficients are always on the original scale.
+        ``"auto"``: private column medians (:mod:`dpstats.estimators.tukey.centre`), an array:
+        a public centre, None: raw columns. Coefficients are on the original scale.
     names, stage : sequence of str, str
-        Column names and the stage, for the ledger.
+        Column names and stage for the ledger.
     fitter : callable, optional
-        ``fitter(X, y, labels, m) -> (m, p) models``, the non-private per-group fit; default
-        :func:`group_fits` (OLS). The privacy analysis only needs each model to depend on its
-        own group's rows, so other fits (e.g. logistic, :mod:`.glm`) plug in here.
+        ``fitter(X, y, labels, m) -> (m, p)`` per-group fits (default :func:`group_fits`, OLS;
+        each model must depend on its own group's rows only).
+    engine : object, optional
+        Dask statistics (:mod:`dpstats.dask`): centre counts, group fits; no rows (and
+        ``identify="off"``).
 
     Returns
     -------
     Estimate
-        ``m`` and ``max_depth`` (public functions of m); ``details``: ``t`` and the
-        ``centre``. The depth the mechanism sampled is not part of it (it is not released).
-        Not released (``params`` None, ``withheld`` says why) for too few models, a failed
-        PTR test or zero volume; the budget is still spent once PTR ran.
+        ``m``, ``max_depth``; ``details``: ``t``, ``centre`` (not the sampled depth). Withheld
+        for too few models, a failed PTR test or zero volume (budget spent once PTR ran).
     """
     validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting, "centre": centre,
                                "identify": identify})
@@ -253,14 +249,18 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         return Estimate(params=None, released=False, withheld=Withheld.TOO_FEW_MODELS,
                         m=m, max_depth=max_depth(m), details={"t": t})
     eps_stage = eps
-    identify = resolve_identify(identify, names)
-    c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage)
+    identify = "off" if engine is not None else resolve_identify(identify, names)
+    c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage,
+                       None if engine is None else engine.cells)
     eps_id = ID_SHARE * eps_stage if identify == "regroup" else 0.0
     eps -= eps_c + eps_id
     params = ptr_parameters(eps, delta, accounting)
-    m, models, ident = _group_models(
-        X, y, m, c, intercept_col, group_fits if fitter is None else fitter, identify, eps_id,
-        (eps_stage, delta, lemma, accounting), rng, ledger, stage)
+    if engine is not None:     # dask: labels drawn per partition, the group fits on workers
+        models, ident = engine.fit_models(X, y, m, rng), None
+    else:
+        m, models, ident = _group_models(
+            X, y, m, c, intercept_col, group_fits if fitter is None else fitter, identify,
+            eps_id, (eps_stage, delta, lemma, accounting), rng, ledger, stage)
     D = max_depth(m)
     t = D // 2
     facts = {"m": m, "max_depth": D, "details": {"t": t}}

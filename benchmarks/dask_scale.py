@@ -1,0 +1,160 @@
+"""dp_lm on dask frames read from parquet: wall time, rows/s, passes, memory, test R^2.
+
+For each size (rows x 10 float64 columns, folders written by ``benchmarks/dask_data.py`` in
+/work/dask_data) and each number of workers (LocalCluster, worker processes, one thread each):
+one full pass (``ddf.sum().compute()``, and a pass that reads every value, after a warm-up
+pass; the pass count divides by the latter), the default fit (``select=
+"auto"``, method "tukey" on this branch) and AdaSSP and BAS (T=100 rounds: one pass each) with
+the same selection, on dask, in the same run; the fit's time as a multiple of one pass; rows
+per second; the peak RSS of the client and of each worker during the fit (psutil, sampled
+every 0.1 s); and, up to 1e7 rows, the pandas fit of the same data (after a fit on 5000 rows
+that compiles the kernels), with test R^2 on a fresh sample of the same public model.
+
+    nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2]
+
+Writes benchmarks/results/dask_scale.csv (rows of other sizes already there are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dask_data import chunk  # noqa: E402
+
+import dpstats as dp  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "results" / "dask_scale.csv"
+FORMULA = "y ~ ."
+METHODS = ("tukey", "adassp", "bas")
+PANDAS_MAX = 10_000_000
+#: The default fit (select="auto": SubLasso at these sizes, k=5; method "tukey") and each
+#: method with the same selection.
+CASES = [("default", {})] + [(m, {"method": m}) for m in METHODS if m != "tukey"]
+
+
+class Peak:
+    """Peak resident memory (MB) of the client and of each worker process while it runs
+    (sampled every 0.1 s with psutil; ru_maxrss is inherited by forked workers)."""
+
+    def __init__(self, pids):
+        import psutil
+        self.procs = {pid: psutil.Process(pid) for pid in pids}
+        self.peak = dict.fromkeys(pids, 0.0)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self.stop.is_set():
+            for pid, proc in self.procs.items():
+                try:
+                    self.peak[pid] = max(self.peak[pid], proc.memory_info().rss / 2**20)
+                except Exception:       # a process that ended
+                    pass
+            time.sleep(0.1)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def read_pass(ddf) -> float:
+    """One pass that reads every value (``ddf.sum()`` can be answered from less: at 1e7 rows
+    it took 0.04 s here): the sum of each partition's array, computed on the workers."""
+    import dask
+    return sum(dask.compute(*[dask.delayed(lambda d: float(d.to_numpy().sum()))(part)
+                              for part in ddf.to_delayed()]))
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def run_case(rows: int, workers: int, test: pd.DataFrame) -> list[dict]:
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+    folder = Path(f"/work/dask_data/rows_{rows:.0e}")
+    out = []
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        ddf = dd.read_parquet(folder)
+        workers_pids = list(client.run(os.getpid).values())
+        ddf.sum().compute()                       # warm the workers (imports, file handles)
+        _, t_sum = timed(lambda: ddf.sum().compute())
+        _, t_pass = timed(lambda: read_pass(ddf))
+        dp.dp_lm(FORMULA, ddf.partitions[0], eps=1.0, random_state=0)   # warm the imports
+        for name, kw in CASES:
+            with Peak([os.getpid(), *workers_pids]) as peak:
+                fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, ddf, eps=1.0, random_state=1,
+                                                     **kw))
+            r2 = fit.score(test) if fit.released else float("nan")
+            client_mb = peak.peak[os.getpid()]
+            worker_mb = [peak.peak[pid] for pid in workers_pids]
+            out.append({"rows": rows, "workers": workers, "engine": "dask", "fit": name,
+                        "selected": ",".join(fit.selected), "seconds": t,
+                        "sum_seconds": t_sum, "pass_seconds": t_pass,
+                        "passes": t / t_pass, "rows_per_s": rows / t,
+                        "client_peak_mb": client_mb,
+                        "worker_peak_mb": ";".join(f"{w:.0f}" for w in worker_mb),
+                        "test_r2": r2})
+            print(f"{rows:>11,} {workers} dask   {name:8s} {t:8.2f}s  {t / t_pass:6.2f} passes "
+                  f"R2={r2:.4f} client {client_mb:6.0f} MB workers "
+                  f"{'/'.join(f'{w:.0f}' for w in worker_mb)} MB", flush=True)
+    return out
+
+
+def pandas_case(rows: int, test: pd.DataFrame) -> list[dict]:
+    df = pd.read_parquet(Path(f"/work/dask_data/rows_{rows:.0e}"))
+    out = []
+    for name, kw in CASES:
+        dp.dp_lm(FORMULA, df.iloc[:5000], eps=1.0, random_state=0, **kw)   # compile kernels
+        fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, df, eps=1.0, random_state=1, **kw))
+        r2 = fit.score(test) if fit.released else float("nan")
+        out.append({"rows": rows, "workers": 0, "engine": "pandas", "fit": name,
+                    "selected": ",".join(fit.selected), "seconds": t, "rows_per_s": rows / t,
+                    "test_r2": r2})
+        print(f"{rows:>11,} - pandas {name:8s} {t:8.2f}s  R2={r2:.4f}", flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", default="1e6,1e7")
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--fits", default=",".join(name for name, _ in CASES))
+    args = ap.parse_args()
+    CASES[:] = [case for case in CASES if case[0] in args.fits.split(",")]
+    test = chunk(10_000, 200_000)              # a fresh public sample of the same model
+    rows_list = [int(float(r)) for r in args.rows.split(",")]
+    workers_list = [int(w) for w in args.workers.split(",")]
+    print("       rows w engine fit         time  passes  test R^2   memory", flush=True)
+    records = []
+    for rows in rows_list:
+        for workers in workers_list:             # dask first: the client holds no frame yet
+            records += run_case(rows, workers, test)
+        if rows <= PANDAS_MAX:
+            records += pandas_case(rows, test)
+    new = pd.DataFrame(records)
+    if OUT.exists():
+        old = pd.read_csv(OUT)
+        new = pd.concat([old[~old.rows.isin(rows_list)], new], ignore_index=True)
+    OUT.parent.mkdir(exist_ok=True)
+    new.to_csv(OUT, index=False)
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""Passes over a dask frame: one function per partition, summed into a small aggregate.
+
+Each pass is a picklable object called on the workers as ``pass_(partition, index)``; it
+builds the partition's design (:class:`~dpstats.dask.design.PartitionDesign`) and returns
+statistics whose size does not grow with the rows (counts, histograms over public grids,
+distinct-value counts on the centre's public grid, Gram matrices). :func:`reduce_frame` adds
+them up in a tree, on the workers; only the total comes back to the client. None of them is a
+release: the mechanisms of :mod:`dpstats.mechanisms` release them on the client.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..formula.discovery import level_histograms
+from ..mechanisms.bounds import to_unit
+from ..mechanisms.centre import centre_cells, merge_cells
+from ..mechanisms.gdp import log_histograms
+from ..mechanisms.sampling import seeded_groups, seeded_sample
+from .design import PartitionDesign
+
+__all__ = ["reduce_frame", "merge", "LevelsPass", "FirstPass", "GramPass", "GroupPass",
+           "SamplePass", "sample_frame", "RAW_MAX_ROWS"]
+
+#: Below this many rows the centre uses the raw distinct values (as in memory, where
+#: :func:`~dpstats.mechanisms.centre.private_centre_value` switches to stand-ins from it on).
+RAW_MAX_ROWS = 1 << 18
+#: Rows per block of the per-group sums.
+_BLOCK = 1 << 20
+
+
+def reduce_frame(ddf, fn, finish=None):
+    """``fn(partition, index)`` on every partition of ``ddf``, merged pairwise on the workers
+    (:func:`merge`); the total, or ``finish(total)`` computed on a worker, is the only thing
+    computed back to the client."""
+    import dask
+    tasks = [dask.delayed(fn)(part, i) for i, part in enumerate(ddf.to_delayed())]
+    while len(tasks) > 1:
+        tasks = [dask.delayed(merge)(*tasks[i:i + 2]) if i + 1 < len(tasks) else tasks[i]
+                 for i in range(0, len(tasks), 2)]
+    total = tasks[0] if finish is None else dask.delayed(finish)(tasks[0])
+    return dask.compute(total)[0]
+
+
+def merge(a: dict, b: dict) -> dict:
+    """Two partial aggregates added up key by key (counts and arrays add; level counts and
+    distinct-value counts merge; raw distinct values stay only while both sides have them)."""
+    out = {}
+    for key, va in a.items():
+        vb = b[key]
+        if key == "levels":
+            out[key] = [dict(Counter(x) + Counter(y)) for x, y in zip(va, vb, strict=True)]
+        elif key in ("cells", "raw"):
+            out[key] = None if va is None or vb is None else \
+                [merge_cells(x, y) for x, y in zip(va, vb, strict=True)]
+        else:
+            out[key] = va + vb
+    return out
+
+
+def _unique(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.unique(v, return_counts=True)
+
+
+@dataclass(frozen=True)
+class LevelsPass:
+    """Level counts of the undeclared category columns (the input of
+    :func:`~dpstats.mechanisms.levels.private_levels`)."""
+
+    design: PartitionDesign
+    variables: tuple[str, ...]
+    columns: tuple[str, ...]
+
+    def __call__(self, pdf, part: int) -> dict:
+        return {"levels": level_histograms(self.design.frame(pdf), self.variables,
+                                           self.columns)}
+
+
+@dataclass(frozen=True)
+class FirstPass:
+    """Row count, log-scale histograms of every design column and of ``y`` (the private
+    bounds' input) and, with ``centre``, each column's distinct values on the centre's grid
+    (and the raw ones while a partition is small)."""
+
+    design: PartitionDesign
+    centre: bool = False
+
+    def __call__(self, pdf, part: int) -> dict:
+        X, y = self.design(pdf)
+        out = {"n": int(X.shape[0]), "hist": log_histograms(np.column_stack([X, y]))}
+        if self.centre:
+            out["cells"] = [centre_cells(X[:, j]) for j in range(X.shape[1])]
+            out["raw"] = [_unique(X[:, j]) for j in range(X.shape[1])] \
+                if X.shape[0] < RAW_MAX_ROWS else None
+        return out
+
+
+@dataclass(frozen=True)
+class GramPass:
+    """``X'X`` and ``X'y`` of the kept columns mapped into the released clip box, as
+    :func:`dpstats.estimators.bounded.bounded_design` maps them; with ``theta``, BAS's
+    round statistic ``X'clip(y - X theta, -1, 1)`` instead."""
+
+    design: PartitionDesign
+    keep: tuple[int, ...]
+    clip_lo: np.ndarray
+    clip_hi: np.ndarray
+    intercept_col: int | None
+    y_box: tuple[float, float] | None
+
+    theta: np.ndarray | None = None
+    gradient: tuple | None = None        # DP-GD: (row scale s, loss, clip)
+
+    def mapped(self, pdf) -> tuple[np.ndarray, np.ndarray]:
+        """The partition's kept columns and ``y`` mapped into the unit box."""
+        X, y = self.design(pdf)
+        X = X[:, list(self.keep)]
+        Xs = np.zeros_like(X)
+        box = np.isfinite(self.clip_lo)
+        if box.any():
+            Xs[:, box] = to_unit(X[:, box], self.clip_lo[box], self.clip_hi[box])
+        if self.intercept_col is not None:
+            Xs[:, self.intercept_col] = 1.0
+        return Xs, (y if self.y_box is None else to_unit(y, *self.y_box))   # 0/1: as it is
+
+    def __call__(self, pdf, part: int) -> dict:
+        Xs, ys = self.mapped(pdf)
+        if self.gradient is not None:      # one DP-GD step: the clipped gradient sum
+            from ..estimators.dpgd import _gradient_sum
+            s, loss, clip = self.gradient
+            return {"grad": _gradient_sum(Xs / s, ys, self.theta, loss, clip)}
+        if self.theta is not None:         # one boosting round: X'clip(y - X theta, -1, 1)
+            return {"grad": Xs.T @ np.clip(ys - Xs @ self.theta, -1.0, 1.0)}
+        return {"gram": Xs.T @ Xs, "xty": Xs.T @ ys}
+
+
+def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> dict:
+    """Per-group upper triangles of ``X'X`` (k, m), ``X'y`` (p, m), column sums (p, m), row
+    counts (m,), sums and sums of squares of ``y`` (m,), by weighted counts, in blocks of
+    rows.
+
+    >>> X = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 4.0]])
+    >>> s = group_sums(X, np.array([1.0, 2.0, 3.0]), np.array([0, 1, 0]), 2)
+    >>> full_gram(s["tri"], 2)[0].tolist(), s["xty"][:, 1].tolist()
+    ([[2.0, 6.0], [6.0, 20.0]], [2.0, 6.0])
+    """
+    p = X.shape[1]
+    iu = np.triu_indices(p)
+    tri, xty, tot = np.zeros((iu[0].size, m)), np.zeros((p, m)), np.zeros((p, m))
+    count = np.bincount(labels, minlength=m).astype(np.float64)
+    ysum, yy = np.zeros(m), np.zeros(m)
+    for lo in range(0, X.shape[0], _BLOCK):
+        Xb, yb, lb = X[lo:lo + _BLOCK], y[lo:lo + _BLOCK], labels[lo:lo + _BLOCK]
+        for k, (i, j) in enumerate(zip(*iu, strict=True)):
+            tri[k] += np.bincount(lb, weights=Xb[:, i] * Xb[:, j], minlength=m)
+        for i in range(p):
+            xty[i] += np.bincount(lb, weights=Xb[:, i] * yb, minlength=m)
+            tot[i] += np.bincount(lb, weights=Xb[:, i], minlength=m)
+        ysum += np.bincount(lb, weights=yb, minlength=m)
+        yy += np.bincount(lb, weights=yb * yb, minlength=m)
+    return {"tri": tri, "xty": xty, "sum": tot, "count": count, "ysum": ysum, "yy": yy}
+
+
+def full_gram(tri: np.ndarray, p: int) -> np.ndarray:
+    """The (m, p, p) Gram matrices from their upper triangles (k, m)."""
+    iu = np.triu_indices(p)
+    gram = np.zeros((tri.shape[1], p, p))
+    gram[:, iu[0], iu[1]] = tri.T
+    gram[:, iu[1], iu[0]] = tri.T
+    return gram
+
+
+def seeded_labels(part: int, index, n: int, m: int, seed: int) -> np.ndarray:
+    """The default label source: independent uniform labels from partition ``part``'s own
+    generator, spawned from the client's ``seed`` (:func:`~dpstats.mechanisms.sampling.
+    seeded_groups`); ``index`` (the partition's row index) is not read."""
+    return seeded_groups(seed, part, n, m)
+
+
+@dataclass(frozen=True)
+class GroupPass:
+    """Per-group Gram matrices and cross-products of the kept columns, the groups given by
+    random labels: ``source(part, index, n, m, seed)`` (:func:`seeded_labels`; tests inject
+    another source to compare with the in-memory labels)."""
+
+    design: PartitionDesign
+    keep: tuple[int, ...]
+    m: int
+    seed: int
+    source: object = seeded_labels
+
+    def __call__(self, pdf, part: int) -> dict:
+        X, y = self.design(pdf)
+        X = np.ascontiguousarray(X[:, list(self.keep)])
+        labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
+        return group_sums(X, y, labels, self.m)
+
+
+@dataclass(frozen=True)
+class SamplePass:
+    """The ``keep`` columns and ``y`` of a Bernoulli(``q``) subsample of the partition's design
+    rows (each row kept independently: :func:`~dpstats.mechanisms.sampling.seeded_sample`)."""
+
+    design: PartitionDesign
+    keep: tuple[int, ...]
+    q: float
+    seed: int
+
+    def __call__(self, pdf, part: int) -> tuple[np.ndarray, np.ndarray]:
+        X, y = self.design(pdf)
+        rows = seeded_sample(self.seed, part, X.shape[0], self.q)
+        return X[rows][:, list(self.keep)], y[rows]
+
+
+def sample_frame(ddf, fn) -> tuple[np.ndarray, np.ndarray]:
+    """The subsample of every partition (:class:`SamplePass`), in partition order."""
+    import dask
+    parts = dask.compute(*[dask.delayed(fn)(part, i)
+                           for i, part in enumerate(ddf.to_delayed())])
+    return (np.ascontiguousarray(np.concatenate([x for x, _ in parts])),
+            np.concatenate([y for _, y in parts]))

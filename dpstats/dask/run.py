@@ -1,0 +1,145 @@
+"""``run_dask(request)``: the pipeline of :mod:`dpstats.pipeline.run` on a dask DataFrame.
+
+The same stages in the same order, drawing from the fit's generator in the same order, with
+the data's statistics computed on the workers:
+
+1. the design of the frame's public schema (:func:`~dpstats.dask.design.schema`: nothing is
+   computed) decides the columns, the refusals and whether a levels stage runs, exactly as the
+   in-memory :func:`~dpstats.pipeline.levels.first_design` does on the data;
+2. levels stage (only for undeclared levels): one pass of level counts, released by
+   :func:`~dpstats.mechanisms.levels.private_levels`;
+3. first pass: row count (released by :func:`~dpstats.mechanisms.private_count` when a stage
+   needs it), log-scale histograms, centre counts;
+4. selection (:mod:`dpstats.dask.select`): SubLasso one pass (per-group statistics), DPKendall
+   and DP-SIS on a Bernoulli subsample (one pass);
+5. the estimator's own code with an :class:`~dpstats.dask.engine.Engine`: AdaSSP one more pass
+   (the mapped Gram matrix), the Tukey mechanism one more (per-group Gram matrices).
+
+So the default fit reads the data three times, plus one pass for undeclared levels. Methods
+whose distributed form is not built yet are refused before anything is charged, naming what
+works.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..formula.design import build_design
+from ..formula.discovery import LevelCoding, apply_coding, pooled_name
+from ..mechanisms.levels import private_levels
+from ..pipeline.budget import levels_budget, open_ledger, plan_budget
+from ..pipeline.estimate import estimate_kept
+from ..pipeline.glm_design import binary_rows
+from ..pipeline.levels import first_design, levels_note
+from ..pipeline.run import (
+    Outcome,
+    _apply,
+    _check_columns,
+    _decide,
+    _design_notes,
+    _too_few_rows,
+    _warn_paper,
+)
+from ..pipeline.select import candidate_columns, candidate_terms
+from .design import PartitionDesign, schema, unknown_categoricals
+from .engine import Engine
+from .passes import FirstPass, LevelsPass, reduce_frame
+from .select import SAMPLED, selection_stage
+
+__all__ = ["run_dask", "METHODS"]
+
+#: dp_lm methods with a distributed form.
+METHODS = ("tukey", "adassp", "bas", "dpgd", "auto")
+#: dp_glm methods with a distributed form.
+GLM_METHODS = ("dpgd",)
+
+
+def _check_supported(request) -> None:
+    """Refuse, before anything is charged, what has no distributed form yet."""
+    what = {"lm": "dp_lm", "glm": "dp_glm", "select": "select"}[request.kind]
+    if request.kind == "glm" and request.method not in GLM_METHODS:
+        raise ValidationError(f"`data` is a dask DataFrame, but {what} runs on dask only with "
+                              f"method in {list(GLM_METHODS)} yet; pass method='dpgd', or "
+                              "compute the frame first: data.compute()")
+    if request.kind == "lm" and request.method not in METHODS:
+        raise ValidationError(f"method={request.method!r} does not run on a dask DataFrame "
+                              f"yet; use one of {list(METHODS)}, or compute the frame first")
+    if request.options.get("variant", "scaled") != "scaled":
+        raise ValidationError("BAS variant='paper' does not run on a dask DataFrame; use the "
+                              "default variant='scaled'")
+    if request.options.get("bounds_method", "hist") != "hist":
+        raise ValidationError("bounds_method='quantile' does not run on a dask DataFrame; use "
+                              "the default 'hist' (log-scale histograms)")
+
+
+def run_dask(request) -> Outcome:
+    """Carry out a validated request whose data is a dask DataFrame (see the module
+    docstring); returns the same :class:`~dpstats.pipeline.run.Outcome` as in memory, whose
+    design holds no rows."""
+    if request.budget is not None:
+        request.budget.check(request.eps, request.delta)
+    _check_supported(request)
+    ddf, meta = request.data, schema(request.data)
+    local = replace(request, data=meta)
+    first = first_design(local)
+    design, levels = first.design, first.response_levels
+    part = PartitionDesign(request.formula, request.kind, tuple(design.columns),
+                           unknown_categoricals(ddf._meta))
+    ledger, spent = None, (0.0, 0.0)
+    if first.discover:
+        ledger, spent = open_ledger(request), levels_budget(request)
+        design, part = _discover(request, first, ddf, meta, part, ledger)
+    notes = _design_notes(local, design, levels)
+    if first.discover:
+        notes.insert(0, levels_note(request, first.discover))
+    candidates = candidate_columns(design.columns, design.has_intercept)
+    selector = _check_columns(request, design, candidates, notes)
+    if request.paper_accounting:
+        _warn_paper(notes)
+    stats = reduce_frame(ddf, FirstPass(part, centre=request.method in ("tukey", "auto")))
+    # Keep this block in step with pipeline.run._run: the automatic method and number of
+    # terms are decided from the released count right after plan_budget, as there.
+    auto = request.kind == "lm" and (request.method == "auto"
+                                     or (request.k is None and selector is not None))
+    plan = plan_budget(request, stats["n"], "auto" if selector in SAMPLED else selector,
+                       ledger, spent, force_n=auto)   # the sampled selectors need the released n
+    choice = None
+    if request.kind == "lm" and plan.n_noisy is not None:
+        choice = _decide(request, design, candidates, selector, plan)
+        if choice.method is None:
+            return _too_few_rows(request, design, notes, levels, candidates, plan, choice,
+                                 first.private)
+        request, selector, plan = _apply(request, selector, plan, choice, notes,
+                                         len(candidates),
+                                         len(candidate_terms(design, candidates)[1]))
+    selector, selection, keep = selection_stage(request, design, candidates, selector, plan,
+                                                ddf, part, stats, notes)
+    out = Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
+                  selector=selector, selection=selection, keep=keep, plan=plan,
+                  private=first.private, request=request,
+                  choice=None if choice is None else choice.reason)
+    if request.kind == "select":
+        return out
+    engine = Engine(ddf, part, stats, keep)
+    with_engine = replace(request, options={**request.options, "engine": engine})
+    est, m_used, names = estimate_kept(with_engine, design, candidates, keep, plan)
+    return replace(out, est=est, m_used=m_used, names=names)
+
+
+def _discover(request, first, ddf, meta, part: PartitionDesign, ledger):
+    """The levels stage on the workers: level counts in one pass, released on the client
+    exactly as :func:`dpstats.pipeline.levels.discover_levels` releases them."""
+    cols = first.discover
+    eps, delta = levels_budget(request)
+    hists = reduce_frame(ddf, LevelsPass(part, tuple(first.design.variables), cols))["levels"]
+    released = private_levels(hists, eps, delta, request.rng, ledger, names=cols)
+    codings = tuple(LevelCoding(c, r.levels, pooled_name(r.levels) if r.pooled else None)
+                    for c, r in zip(cols, released, strict=True))
+    design = build_design(request.formula, apply_coding(meta, codings), warn_levels=False)
+    if request.kind == "glm":
+        design = binary_rows(design)
+    design = replace(design, recode=codings, X=np.empty((0, len(design.columns))))
+    return design, replace(part, columns=tuple(design.columns), codings=codings)
