@@ -31,6 +31,7 @@ import numpy as np
 from ...mechanisms.additive import laplace
 from ...mechanisms.simulation import simulation_noise
 from ..outcome import Inference
+from . import gate
 from .simulate import adassp_draws, bas_draws, plugin_gram
 
 __all__ = ["release_rss", "ssp_inference", "affine_matrix", "INFERENCE_SHARE", "DRAWS",
@@ -114,6 +115,12 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     coefficients to the original one; ``noise`` holds the released noise scales and the
     method's constants (see :mod:`~dpstats.estimators.inference.simulate`); ``unusable``:
     positions (original order) that get NaN.
+
+    **Release gate** (:mod:`~dpstats.estimators.inference.gate`): intervals only when
+    ``n_hat * eps / p >= gate.THRESHOLDS[kind]`` (``eps = eps_inf / share``, the fit's eps;
+    ``p`` fitted columns), a function of released and public values; below it the result is
+    ``method = gate.GATED + reason`` with NaN covariance. Released standard errors are the
+    bootstrap's times ``gate.INFLATION[kind]`` (a measured, public constant).
     """
     p = theta.size
     dof = n_hat - p
@@ -123,6 +130,10 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
         return nan
     if ridge > 0:
         return Inference(cov=nan.cov, method="ridge", reference="", share=share, covers="")
+    eps = eps_inf / share if share > 0 else np.nan
+    if not gate.passes(kind, n_hat, eps, p):
+        return Inference(cov=nan.cov, method=gate.GATED + gate.gate_reason(kind, n_hat, eps, p),
+                         reference="", share=share, covers="")
     sigma2 = _sigma2_draws(rss_noisy, eps_inf, dof, draws)
     G = plugin_gram(gram_noisy, max(noise["sigma_gram"], 1e-12 * abs(np.trace(gram_noisy))))
     fn = adassp_draws if kind == "adassp" else bas_draws
@@ -132,7 +143,7 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     except np.linalg.LinAlgError:
         return nan
     D = (thetas - beta) @ M.T
-    cov = _covariance(D)
+    cov = _covariance(D) * gate.INFLATION[kind] ** 2
     bad = [j for j in unusable] + list(np.flatnonzero(~np.isfinite(np.diag(cov))))
     cov[bad, :] = np.nan
     cov[:, bad] = np.nan
