@@ -46,6 +46,7 @@ import argparse
 import json
 import time
 import warnings
+import zlib
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -108,8 +109,9 @@ def one_rep(args) -> dict:
     cell, method, rep, logistic = args
     import dpstats as dp
     from dpstats.estimators.inference import gate
-    rng = np.random.default_rng([rep, cell["n"], cell["p"], int(cell["eps"] * 10),
-                                 hash(cell["covariates"]) % 997, hash(cell["errors"]) % 991])
+    rng = np.random.default_rng([rep, cell["n"], cell["p"], int(cell["eps"] * 10),  # stable
+                                 zlib.crc32(cell["covariates"].encode()) % 997,  # (not hash():
+                                 zlib.crc32(cell["errors"].encode()) % 991])    # per-process)
     df = simulate(cell, rng, logistic)
     name, _, sel = method.partition("+")
     kw = {} if name == "default" else {"method": name}
