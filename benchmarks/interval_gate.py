@@ -115,7 +115,10 @@ def summarise(raw: pd.DataFrame) -> pd.DataFrame:
     out = []
     for method, g in raw.groupby("method"):
         t, tab = derive(g)
-        print(f"\n{method}: threshold (every cell above it covers >= {TARGET}): {t:,.0f}")
+        from dpstats.estimators.inference import gate
+        print(f"\n{method}: threshold (every cell above it covers >= {TARGET}): {t:,.0f} "
+              f"(the code's: {gate.THRESHOLDS[method]:,.0f}, inflation "
+              f"{gate.INFLATION[method]:g})")
         print(tab.drop(columns=["method", "threshold"]).round(3).to_string(index=False))
         out.append(tab)
     return pd.concat(out)
