@@ -23,6 +23,13 @@ holding the true coefficient, over coefficients and fits with an interval), ``co
 (the worst coefficient), ``width_ratio`` (median over fits and coefficients of the private
 interval width divided by the classical non-private interval's on the same data), seconds.
 
+**Release gate.** AdaSSP/BAS fits run with the gate of
+:mod:`dpstats.estimators.inference.gate` open and record its index (``n_hat * eps / k``, from
+released and public values); the row then applies the code's thresholds, which is exactly what
+the gated code releases (the gate is post-processing: no released value changes). Fits the gate
+withholds count as "no interval" (column ``gated``). ``--raw`` keeps the per-rep rows so that
+``--from-raw`` re-summarises them at new thresholds without re-fitting.
+
 Prints a table with progress; writes benchmarks/results/coverage.csv (``--out``). (Not named
 ``coverage.py``: run from ``benchmarks/``, that name would shadow the ``coverage`` package that
 numba imports, breaking every benchmark script there.)
@@ -36,8 +43,10 @@ numba imports, breaking every benchmark script there.)
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import warnings
+import zlib
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -99,48 +108,104 @@ def _classical_se(df: pd.DataFrame, logistic: bool) -> np.ndarray:
 def one_rep(args) -> dict:
     cell, method, rep, logistic = args
     import dpstats as dp
-    rng = np.random.default_rng([rep, cell["n"], cell["p"], int(cell["eps"] * 10),
-                                 hash(cell["covariates"]) % 997, hash(cell["errors"]) % 991])
+    from dpstats.estimators.inference import gate
+    rng = np.random.default_rng([rep, cell["n"], cell["p"], int(cell["eps"] * 10),  # stable
+                                 zlib.crc32(cell["covariates"].encode()) % 997,  # (not hash():
+                                 zlib.crc32(cell["errors"].encode()) % 991])    # per-process)
     df = simulate(cell, rng, logistic)
     name, _, sel = method.partition("+")
     kw = {} if name == "default" else {"method": name}
     kw.update({"select": "auto", "k": 3} if sel else {"select": None})
+    seen, real = [], gate.passes
+
+    def record(kind, n_hat, e, k):      # the gate open; its index recorded (see module doc)
+        seen.append((kind, gate.gate_index(n_hat, e, k)))
+        return True
+    gate.passes = record
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fn = dp.dp_glm if logistic else dp.dp_lm
-        fit = fn("y ~ .", df, eps=cell["eps"], delta=DELTA,
-                 random_state=int(rng.integers(2**31)), **kw)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn = dp.dp_glm if logistic else dp.dp_lm
+            fit = fn("y ~ .", df, eps=cell["eps"], delta=DELTA,
+                     random_state=int(rng.integers(2**31)), **kw)
+    finally:
+        gate.passes = real
     sec = time.perf_counter() - t0
     se = fit.bse.to_numpy()
-    ok = fit.released and np.isfinite(se).any()
     beta = truth(cell["p"])
-    out = {"released": float(fit.released), "interval": float(ok), "sec": sec}
-    if ok:      # terms without an interval (not selected) count as NaN, not as misses
+    out = {"released": float(fit.released), "sec": sec,
+           "kind": seen[0][0] if seen else "", "index": seen[0][1] if seen else np.nan,
+           "hit": [np.nan] * len(beta), "ratio": [np.nan] * len(beta),
+           "z": [np.nan] * len(beta)}
+    if fit.released and np.isfinite(se).any():  # terms without an interval count as NaN
         hit = (np.abs(fit.params.to_numpy() - beta) <= 1.959964 * se).astype(float)
         out["hit"] = np.where(np.isfinite(se), hit, np.nan).tolist()
-        out["ratio"] = (se / _classical_se(df, logistic)).tolist()
+        infl = gate.INFLATION.get(out["kind"], 1.0)    # z and ratio before the inflation
+        out["z"] = ((fit.params.to_numpy() - beta) / se * infl).tolist()
+        out["ratio"] = (se / infl / _classical_se(df, logistic)).tolist()
     return out
 
 
+def gated(r: dict) -> bool:
+    """Whether the release gate (at the code's thresholds) withholds this fit's intervals."""
+    from dpstats.estimators.inference import gate
+    if not r["kind"]:
+        return False
+    k = r["cell"]["p"] + 1          # r["index"] is n_hat * eps / k: the gate's own index from it
+    n_hat = r["index"] * k / r["cell"]["eps"]
+    return not gate.passes(r["kind"], n_hat, r["cell"]["eps"], k)
+
+
 def run_cell(design: str, cell: dict, method: str, reps: int, jobs: int,
-             logistic: bool = False) -> dict:
+             logistic: bool = False, raw: list | None = None) -> dict:
     tasks = [(cell, method, r, logistic) for r in range(reps)]
     if jobs > 1:
         with Pool(jobs) as pool:
             res = pool.map(one_rep, tasks)
     else:
         res = [one_rep(t) for t in tasks]
-    hits = np.array([r["hit"] for r in res if "hit" in r])
-    ratios = np.array([r["ratio"] for r in res if "ratio" in r])
-    return {"design": design, **cell, "model": "logistic" if logistic else "linear",
-            "method": method, "reps": reps,
-            "released": np.mean([r["released"] for r in res]),
-            "with_interval": np.mean([r["interval"] for r in res]),
-            "coverage": np.nanmean(hits) if hits.size else np.nan,
-            "coverage_min": np.nanmin(np.nanmean(hits, axis=0)) if hits.size else np.nan,
-            "width_ratio": np.nanmedian(ratios) if ratios.size else np.nan,
-            "sec_median": np.median([r["sec"] for r in res])}
+    for r in res:
+        r["cell"] = cell
+    if raw is not None:
+        raw += [{"design": design, "method": method, "logistic": logistic, "rep": i, **r}
+                for i, r in enumerate(res)]
+    return summarise(design, cell, method, res, logistic)
+
+
+def _inflation(r: dict) -> float:
+    """The code's inflation over the one the rep ran with (its ``ratio`` is before it)."""
+    from dpstats.estimators.inference import gate
+    return gate.INFLATION[r["kind"]] if r["kind"] else 1.0
+
+
+def _hits(r: dict) -> list:
+    """Hits of a rep's intervals at the code's inflation (z is recorded before inflation)."""
+    from dpstats.estimators.inference import gate
+    if not r["kind"]:
+        return r["hit"]
+    z = np.asarray(r["z"], dtype=float)
+    c = gate.INFLATION[r["kind"]]
+    return np.where(np.isfinite(z), np.abs(z) <= 1.959964 * c, np.nan).tolist()
+
+
+def summarise(design: str, cell: dict, method: str, res: list, logistic: bool) -> dict:
+    """One CSV row; fits the gate withholds count as "no interval"."""
+    ok = [r for r in res if np.isfinite(r["hit"]).any() and not gated(r)]
+    hits = np.array([_hits(r) for r in ok], dtype=float)
+    ratios = np.array([np.asarray(r["ratio"], dtype=float) * _inflation(r) for r in ok],
+                      dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {"design": design, **cell, "model": "logistic" if logistic else "linear",
+                "method": method, "reps": len(res),
+                "released": np.mean([r["released"] for r in res]),
+                "with_interval": len(ok) / len(res),
+                "gated": np.mean([gated(r) for r in res]),
+                "coverage": np.nanmean(hits) if hits.size else np.nan,
+                "coverage_min": np.nanmin(np.nanmean(hits, axis=0)) if hits.size else np.nan,
+                "width_ratio": np.nanmedian(ratios) if ratios.size else np.nan,
+                "sec_median": np.median([r["sec"] for r in res])}
 
 
 def main(argv=None) -> None:
@@ -152,7 +217,13 @@ def main(argv=None) -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--raw", default=None, help="also write per-rep rows (JSON lines) here")
+    ap.add_argument("--from-raw", default=None,
+                    help="only re-summarise per-rep rows (at the code's gate thresholds)")
     a = ap.parse_args(argv)
+    if a.from_raw:
+        resummarise(a.from_raw, a.out)
+        return
     todo = cells()
     methods = a.methods.split(",")
     if a.fast:
@@ -169,14 +240,33 @@ def main(argv=None) -> None:
     print(f"{'design':14s} {'model':8s} {'method':8s} {'reps':>5s} {'rel':>5s} {'int':>5s} "
           f"{'cover':>6s} {'min':>6s} {'width':>7s} {'sec':>6s}", flush=True)
     for i, (design, cell, method, logistic) in enumerate(jobs, 1):
-        row = run_cell(design, cell, method, a.reps, a.jobs, logistic)
+        raw = []
+        row = run_cell(design, cell, method, a.reps, a.jobs, logistic, raw)
         rows.append(row)
+        if a.raw:
+            with open(a.raw, "a") as fh:
+                fh.writelines(json.dumps(r) + "\n" for r in raw)
         print(f"{design:14s} {row['model']:8s} {method:8s} {row['reps']:5d} "
               f"{row['released']:5.2f} {row['with_interval']:5.2f} {row['coverage']:6.3f} "
               f"{row['coverage_min']:6.3f} {row['width_ratio']:7.2f} {row['sec_median']:6.3f}"
               f"   [{i}/{len(jobs)}]", flush=True)
         pd.DataFrame(rows).to_csv(a.out, index=False)      # partial results survive a kill
     print(f"wrote {a.out}")
+
+
+def resummarise(path: str, out: str) -> None:
+    """The CSV from per-rep rows, the release gate applied at the code's thresholds."""
+    rows = [json.loads(line) for line in open(path)]
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["design"], r["method"], r["logistic"]), []).append(r)
+    table = [summarise(d, groups[(d, m, lg)][0]["cell"], m, groups[(d, m, lg)], lg)
+             for (d, m, lg) in groups]
+    pd.DataFrame(table).to_csv(out, index=False)
+    print(pd.DataFrame(table)[["design", "method", "reps", "with_interval", "gated",
+                               "coverage", "coverage_min", "width_ratio"]]
+          .round(3).to_string(index=False))
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..estimators.inference import NO_INFERENCE
+from ..estimators.inference.gate import GATED
 from ..results.inference import SELECTION_NOTE, CoefInference
 from ..results.lm import SelectionReport
 from ..withheld import withheld_note
@@ -100,6 +101,8 @@ def coef_inference(est, columns, keep: list[int], method: str, options, selected
                                            "bias depends on the unknown coefficients, so no "
                                            "interval would cover; more rows, a larger eps or "
                                            "fewer columns (or method='bas') give intervals")
+    if inf.method.startswith(GATED):          # the release gate (estimators/inference/gate)
+        return CoefInference.none(columns, inf.method[len(GATED):])
     if inf.method == "none":
         return CoefInference.none(columns, "the released statistics do not support standard "
                                            "errors for this fit (e.g. no intercept column)")

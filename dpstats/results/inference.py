@@ -177,6 +177,8 @@ def inference_notes(result) -> list[str]:
     if inf is None or not result.released:
         return []
     if inf.reason is not None:
+        if inf.reason.startswith("intervals not released"):        # the release gate
+            return [f"No standard errors: {inf.reason}."]
         return [f"No standard errors or intervals: {inf.reason}."]
     return [f"Standard errors: {inf.method} ({inf.reference}); the inference release took "
             f"{inf.share:.0%} of the regression's eps (ledger stage 'inference'). Intervals "

@@ -12,9 +12,18 @@ import numpy as np
 import pytest
 
 from dpstats.estimators import adassp, bas
-from dpstats.estimators.inference import simulate, ssp
+from dpstats.estimators.inference import gate, simulate, ssp
 
 BETA = np.array([1.0, 2.0])
+
+
+@pytest.fixture(autouse=True)
+def _bootstrap_only(monkeypatch):
+    """These tests check the bootstrap itself (small cells, public bounds): the release gate
+    and the inflation are tested in tests/results/test_inference_gate.py."""
+    for kind in ("adassp", "bas"):
+        monkeypatch.setitem(gate.THRESHOLDS, kind, 0.0)
+        monkeypatch.setitem(gate.INFLATION, kind, 1.0)
 BOUNDS = {"x": (-4.0, 4.0), "y": (-12.0, 12.0)}
 
 

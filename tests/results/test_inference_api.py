@@ -23,7 +23,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def fit(data):
-    return dp.dp_lm("y ~ .", data, eps=2.0, delta=1e-5, method="adassp", select=None,
+    return dp.dp_lm("y ~ .", data, eps=2.0, delta=1e-5, method="bas", select=None,
                  random_state=1)
 
 

@@ -1,0 +1,103 @@
+"""The release gate of the AdaSSP / Boosted AdaSSP intervals: intervals only where simulation
+shows that they cover, with a measured inflation of the bootstrap standard errors.
+
+At small ``n * eps`` two things break the parametric bootstrap's intervals: the private
+clipping box (released from a coarse histogram) may cut the data, so the fit targets the
+coefficients of clipped data (clipping bias not in the interval), and the noise of the
+released Gram matrix and bounds makes the solve non-linear in ways one plug-in does not
+reproduce. Neither can be corrected from the released values, so below a threshold the
+intervals are not released (standard errors NaN, the summary says why).
+
+**The gate reads only public and released values**: the released row count ``n_hat`` (the
+noisy intercept entry of the released Gram matrix), the fit's ``eps`` (public) and the number
+of fitted columns ``k`` (public). Its index is ``n_hat * eps**a / k**b`` with
+``(a, b) = FORM[kind]``, and the intervals are released when it is at least
+``THRESHOLDS[kind]``. Both methods use ``n_hat * eps`` (``(1, 0)``): in the simulation the
+number of columns did not make coverage worse (p = 10 covered at n*eps = 20,000 where p = 1
+failed at 10,000), so dividing by ``k`` would gate the wrong cells.
+
+**Derivation** (data-independent; ``benchmarks/interval_gate.py``, 100 replications per cell,
+Gaussian and skewed covariates, n 2e3..5e4, eps 0.25..4, p 1..10, automatic private bounds;
+results in benchmarks/results/coverage_gate.csv): with the standard errors multiplied by
+``INFLATION[kind]``, the threshold is set above the largest n*eps of a cell covering < 0.93
+and at or below the next cell that covers (see ``derive`` there). BAS: inflation 1.1, every
+cell at n*eps 500-10,000 failed (0.08-0.89 at the open gate), every cell at 12,500-50,000
+covered (0.935-0.975), threshold 11,875. AdaSSP: with skewed covariates it under-covered
+(0.91 at n*eps = 20,000 even with inflation 1.2) and covered only at the largest cell
+simulated (50,000: 0.968-0.975 with inflation 1.2), threshold 47,500; without inflation it
+under-covered there too. Nothing beyond the simulated range is certified except by
+``benchmarks/interval_coverage.py`` (n = 200,000).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["THRESHOLDS", "FORM", "INFLATION", "gate_index", "method_index", "passes",
+           "gate_reason", "GATED"]
+
+#: Smallest :func:`method_index` at which a method's intervals are released (inf: never).
+THRESHOLDS = {"adassp": 47_500.0, "bas": 11_875.0}
+#: The method's index is ``n_hat * eps**a / k**b`` with ``(a, b) = FORM[kind]``.
+FORM = {"adassp": (1, 0), "bas": (1, 0)}
+#: Factor on the bootstrap standard errors of released intervals (measured, see module doc).
+INFLATION = {"adassp": 1.2, "bas": 1.1}
+#: Prefix of ``Inference.method`` for a fit whose intervals the gate withheld.
+GATED = "gated: "
+
+
+def gate_index(n_hat: float, eps: float, k: int) -> float:
+    """``n_hat * eps / k`` (NaN when ``n_hat`` is not finite).
+
+    >>> gate_index(2000.0, 1.0, 5)
+    400.0
+    """
+    n_hat = float(n_hat)
+    return n_hat * float(eps) / int(k) if math.isfinite(n_hat) else math.nan
+
+
+def method_index(kind: str, n_hat, eps, k):
+    """``n_hat * eps**a / k**b`` with ``(a, b) = FORM[kind]`` (NaN for a NaN ``n_hat``; works
+    elementwise on arrays).
+
+    >>> a, b = FORM["bas"]
+    >>> float(method_index("bas", 20000.0, 0.5, 6)) == 20000.0 * 0.5 ** a / 6 ** b
+    True
+    """
+    a, b = FORM[kind]
+    return np.asarray(n_hat, dtype=float) * np.asarray(eps, dtype=float) ** a / (
+        np.asarray(k, dtype=float) ** b)
+
+
+def passes(kind: str, n_hat: float, eps: float, k: int) -> bool:
+    """Whether the intervals of a ``kind`` fit are released (a function of released ``n_hat``
+    and public ``eps``, ``k`` only).
+
+    >>> passes("bas", 2000.0, 1.0, 6), passes("bas", 50000.0, 1.0, 6)
+    (False, True)
+    """
+    idx = float(method_index(kind, n_hat, eps, k))
+    return bool(math.isfinite(idx) and idx >= THRESHOLDS[kind])
+
+
+def gate_reason(kind: str, n_hat: float, eps: float, k: int) -> str:
+    """The note of a gated fit (released and public values only)."""
+    label = "AdaSSP" if kind == "adassp" else "Boosted AdaSSP"
+    head = (f"intervals not released: at n \u2248 {max(float(n_hat), 0.0):,.0f} and eps "
+            f"{eps:.3g} with {k} columns the private clipping box may cut the data and the "
+            f"intervals would not cover")
+    if not math.isfinite(THRESHOLDS[kind]):
+        return (f"{head} ({label}'s intervals under-covered in simulation up to the largest "
+                f"n*eps/columns simulated, with skewed covariates: benchmarks/interval_gate.py; "
+                f"method='bas' gives intervals)")
+    a, b = FORM[kind]
+    form = "n*eps" + ("" if a == 1 else f"^{a}") + ("" if b == 0 else "/columns" +
+                                                     ("" if b == 1 else f"^{b}"))
+    need = THRESHOLDS[kind] * k ** b / eps ** a
+    idx = float(method_index(kind, n_hat, eps, k))
+    return (f"{head} (release gate: {form} \u2248 {idx:,.0f} is "
+            f"below {label}'s threshold of {THRESHOLDS[kind]:,.0f}, derived by simulation in "
+            f"benchmarks/interval_gate.py); about {need:,.0f} rows at this eps, a larger eps "
+            f"or fewer columns give intervals")
