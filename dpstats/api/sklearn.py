@@ -192,8 +192,10 @@ class DPLinearRegression(RegressorMixin, _DPBase):
     eps, delta : float
         Budget of each fit (default 1.0 and 1e-5; choose eps yourself, see the README).
     method, select, k, bounds, budget, random_state
-        As in :func:`dpstats.dp_lm` (default ``method="tukey"``, ``select="auto"``, ``k=5``,
-        ``bounds="auto"``; ``random_state=None`` draws from the OS CSPRNG).
+        As in :func:`dpstats.dp_lm`, with fixed defaults of its own (``method="tukey"``,
+        ``select="auto"``, ``k=5``, ``bounds="auto"``; ``random_state=None`` draws from the OS
+        CSPRNG): dp_lm's automatic ``method="auto"``, ``k=None`` withhold the tiny fits of
+        scikit-learn's estimator checks; pass them to get dp_lm's defaults.
     method_options : dict, optional
         Further keyword arguments of ``dp_lm``: method options (``T``, ``radius``, ...) and
         ``m``, ``split``, ``groups``, ``levels``, ``lemma``, ``accounting``.
@@ -255,7 +257,7 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
     ----------
     eps, delta, method, select, k, bounds, budget, random_state, method_options
         As in :class:`DPLinearRegression`, passed to :func:`dpstats.dp_glm` (default
-        ``method="fw"``).
+        ``method="fw"``; ``"auto"``, dp_glm's default, withholds the checks' tiny fits).
     classes : sequence of two labels, optional
         ``(negative, positive)``, declared (public). None: ``y`` must be boolean or coded 0/1
         (see the module docstring: the classes are never learned from ``y``).

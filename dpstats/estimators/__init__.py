@@ -33,7 +33,8 @@ METHODS = PRIVATE_METHODS + ("ols",)
 #: Keywords a pipeline may pass to any estimator through :func:`estimator_call`; each estimator
 #: takes the ones in its ``COMMON``.
 COMMON_KEYWORDS = ("eps", "delta", "rng", "ledger", "m", "lemma", "accounting", "intercept_col",
-                   "names", "bounds", "n_noisy", "stage", "loss", "fitter", "known_x_bounds")
+                   "names", "bounds", "n_noisy", "stage", "loss", "fitter", "known_x_bounds",
+                   "engine")
 #: Module of each method per family ("tukey" for a binomial family is the logistic variant).
 _MODULES = {"gaussian": {name: name for name in METHODS},
             "binomial": {"tukey": "tukey.glm", "fw": "fw", "dpgd": "dpgd",

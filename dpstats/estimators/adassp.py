@@ -69,7 +69,7 @@ RHO = 0.05
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds",
-                    "stage"})
+                    "stage", "engine"})
 #: AdaSSP's options.
 OPTIONS = OptionSpec((
     Option("bounds_method", "choice", BOUNDS_METHOD, choices=BOUNDS_METHODS,

@@ -132,7 +132,7 @@ def _finish(values: dict, fixed) -> dict:
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds",
-                    "stage"})
+                    "stage", "engine"})
 #: Boosted AdaSSP's options.
 OPTIONS = OptionSpec((
     Option("variant", "choice", "scaled", choices=tuple(DEFAULTS),
@@ -204,8 +204,9 @@ def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
         Xn, yn = clip_rows(Xa), ya
     released = {}
     stats = None if engine is None else engine.boost_stats(design, C)  # dask: a pass a round
-    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"], stats,
-                         out=released)
+    extra = {} if stats is None else {"stats": stats}
+    theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"], out=released,
+                         **extra)
     params = theta if design is None else design.to_original(theta / C)
     facts = {"clip": None if design is None else design.clip, "details": {
         "variant": opt["variant"], "bounds": "none" if design is None else design.source,

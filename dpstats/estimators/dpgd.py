@@ -113,7 +113,7 @@ def _finish(values: dict, fixed) -> dict:
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "loss", "intercept_col", "names", "bounds",
-                    "stage", "n_noisy", "known_x_bounds"})
+                    "stage", "n_noisy", "known_x_bounds", "engine"})
 #: DP-GD's options.
 OPTIONS = OptionSpec((
     Option("lr", "real", None, range=(0.0, None), allow_none=True,

@@ -126,7 +126,7 @@ class ObjectivePerturbation:
                                  f"ridge {self.ridge:.4g}, b ~ N(0, {self.sigma:.4g}^2 I); "
                                  f"output noise sd {self.sigma_out:.3g} (minimiser to "
                                  f"gradient norm {self.tol:.3g})")
-        self.b = self.sigma * rng.standard_normal(int(dim))    # continuous: the density proof
+        self.b = self.sigma * _noise.box_muller_normal(int(dim), rng)  # continuous (density proof)
 
     def release(self, value) -> np.ndarray:
         """Release the caller's minimiser ``value`` (gradient norm of ``J`` at most ``tol``)

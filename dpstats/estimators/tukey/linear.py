@@ -117,7 +117,7 @@ def _check_centre(value: object, name: str) -> object:
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "m", "lemma", "accounting", "intercept_col",
-                    "names", "stage", "fitter"})
+                    "names", "stage", "fitter", "engine"})
 #: The Tukey mechanism's options.
 OPTIONS = OptionSpec((
     Option("lemma", "choice", "8.5", choices=("8.5", "3.6"), doc="distance lemma for PTR"),
