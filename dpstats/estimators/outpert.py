@@ -61,6 +61,7 @@ from ..mechanisms.accountant import Ledger
 from ..mechanisms.gdp import GaussianGDP
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import bounded_design, check_inputs, hist_release, plan_bounds
+from .dpgd import _to_original as dpgd_to_original
 from .outcome import Estimate
 
 __all__ = ["estimate", "ridge_fit", "threshold_grid", "choose_threshold", "intercept_only",
@@ -193,15 +194,9 @@ def intercept_only(y, side: float, eps_c: float, rng, ledger, stage: str) -> flo
 
 
 def to_original(design, theta, s: float) -> np.ndarray:
-    """Coefficients on the original scale from a fit on rows divided by ``s``."""
-    icol, mid, half = design.intercept_col, design.mid, design.half
-    feats = [j for j in design.kept if j != icol]
-    beta = np.zeros(mid.size)
-    for j in feats:
-        beta[j] = theta[j] / (s * half[j])
-    if icol is not None:
-        beta[icol] = theta[icol] / s - math.fsum(beta[j] * mid[j] for j in feats)
-    return beta
+    """Coefficients on the original scale from a fit on rows divided by ``s`` (DP-GD's map for
+    a logistic loss: the label is not rescaled)."""
+    return dpgd_to_original(design, theta, s, "logistic")
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
