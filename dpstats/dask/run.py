@@ -12,12 +12,27 @@ the data's statistics computed on the workers:
    needs it), log-scale histograms, centre counts;
 4. selection (:mod:`dpstats.dask.select`): SubLasso one pass (per-group statistics), DPKendall
    and DP-SIS on a Bernoulli subsample (one pass);
-5. the estimator's own code with an :class:`~dpstats.dask.engine.Engine`: AdaSSP one more pass
-   (the mapped Gram matrix), the Tukey mechanism one more (per-group Gram matrices).
+5. the estimator's own code with a :class:`~dpstats.dask.methods.MethodsEngine`, method by
+   method (each distributed form is stated in the module named):
 
-So the default fit reads the data three times, plus one pass for undeclared levels. Methods
-whose distributed form is not built yet are refused before anything is charged, naming what
-works.
+   ========================  ==========================================================
+   dp_lm ``adassp``          one pass: the mapped Gram matrix (:mod:`.engine`)
+   dp_lm ``tukey``           one pass: per-group Gram matrices (:mod:`.engine`)
+   dp_lm ``bas``             one pass for the Gram matrix, one per boosting round
+   ``dpgd`` (lm and glm)     one pass per epoch (the clipped gradient sum)
+   ``fw`` (lm and glm)       one pass per iteration (+1 per screening that zeroes a
+                             feature) (:mod:`.fw`)
+   dp_glm ``outpert``,       the ridge-logistic solver's evaluations, one pass each
+   ``objpert``               (typically 6-10), + 1 for the threshold (:mod:`.glm`)
+   dp_glm ``auto``           outpert or objpert (the released count decides), or withheld
+                             after the first pass
+   dp_glm ``tukey``          a shuffle of the labelled design by random group label, then
+                             one pass of per-group logistic fits (:mod:`.shuffle`)
+   ========================  ==========================================================
+
+So the default dp_lm fit reads the data three times, plus one pass for undeclared levels.
+What has no distributed form (``method="ols"``, BAS ``variant="paper"``,
+``bounds_method="quantile"``) is refused before anything is charged, naming what works.
 """
 
 from __future__ import annotations
@@ -40,30 +55,31 @@ from ..pipeline.run import (
     _check_columns,
     _decide,
     _design_notes,
+    _glm_too_few_rows,
     _too_few_rows,
     _warn_paper,
 )
 from ..pipeline.select import candidate_columns, candidate_terms
 from .design import PartitionDesign, schema, unknown_categoricals
-from .engine import Engine
+from .methods import MethodsEngine
 from .passes import FirstPass, LevelsPass, reduce_frame
 from .select import SAMPLED, selection_stage
 
 __all__ = ["run_dask", "METHODS"]
 
-#: dp_lm methods with a distributed form.
-METHODS = ("tukey", "adassp", "bas", "dpgd", "auto")
-#: dp_glm methods with a distributed form.
-GLM_METHODS = ("dpgd",)
+#: dp_lm methods with a distributed form (every private one).
+METHODS = ("tukey", "adassp", "bas", "fw", "dpgd", "auto")
+#: dp_glm methods with a distributed form (every one).
+GLM_METHODS = ("auto", "outpert", "objpert", "fw", "dpgd", "tukey")
 
 
 def _check_supported(request) -> None:
-    """Refuse, before anything is charged, what has no distributed form yet."""
+    """Refuse, before anything is charged, what has no distributed form."""
     what = {"lm": "dp_lm", "glm": "dp_glm", "select": "select"}[request.kind]
     if request.kind == "glm" and request.method not in GLM_METHODS:
         raise ValidationError(f"`data` is a dask DataFrame, but {what} runs on dask only with "
-                              f"method in {list(GLM_METHODS)} yet; pass method='dpgd', or "
-                              "compute the frame first: data.compute()")
+                              f"method in {list(GLM_METHODS)}; or compute the frame first: "
+                              "data.compute()")
     if request.kind == "lm" and request.method not in METHODS:
         raise ValidationError(f"method={request.method!r} does not run on a dask DataFrame "
                               f"yet; use one of {list(METHODS)}, or compute the frame first")
@@ -99,7 +115,8 @@ def run_dask(request) -> Outcome:
     selector = _check_columns(request, design, candidates, notes)
     if request.paper_accounting:
         _warn_paper(notes)
-    stats = reduce_frame(ddf, FirstPass(part, centre=request.method in ("tukey", "auto")))
+    stats = reduce_frame(ddf, FirstPass(part, centre=request.method == "tukey" or (
+        request.kind == "lm" and request.method == "auto")))
     # Keep this block in step with pipeline.run._run: the automatic method and number of
     # terms are decided from the released count right after plan_budget, as there.
     auto = request.kind == "lm" and (request.method == "auto"
@@ -115,6 +132,11 @@ def run_dask(request) -> Outcome:
         request, selector, plan = _apply(request, selector, plan, choice, notes,
                                          len(candidates),
                                          len(candidate_terms(design, candidates)[1]))
+    if request.kind == "glm" and request.method == "auto":      # before selection spends
+        early = _glm_too_few_rows(request, design, notes, levels, candidates, plan,
+                                  first.private)
+        if early is not None:
+            return early
     selector, selection, keep = selection_stage(request, design, candidates, selector, plan,
                                                 ddf, part, stats, notes)
     out = Outcome(design=design, notes=notes, levels=levels, candidates=candidates,
@@ -123,7 +145,7 @@ def run_dask(request) -> Outcome:
                   choice=None if choice is None else choice.reason)
     if request.kind == "select":
         return out
-    engine = Engine(ddf, part, stats, keep)
+    engine = MethodsEngine(ddf, part, stats, keep)
     with_engine = replace(request, options={**request.options, "engine": engine})
     est, m_used, names = estimate_kept(with_engine, design, candidates, keep, plan)
     return replace(out, est=est, m_used=m_used, names=names)

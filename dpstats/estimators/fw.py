@@ -181,7 +181,7 @@ def _finish(values: dict, fixed) -> dict:
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "loss", "intercept_col", "names", "bounds",
-                    "stage"})
+                    "stage", "engine"})
 #: Frank-Wolfe's options.
 OPTIONS = OptionSpec((
     Option("radius", "real", None, range=(0.0, None), allow_none=True,
@@ -218,7 +218,7 @@ class _Budget:
 
 
 def _design(X, y, plan, opt: dict, eps: float, delta: float, rng, ledger,
-            stage: str) -> tuple[BoundedDesign, float, float]:
+            stage: str, counts_of=None) -> tuple[BoundedDesign, float, float]:
     """Release the private bounds ``plan`` needs; ``(design, eps_bounds, delta_bounds)``."""
     if plan.private and opt["bounds_method"] == "hist" and delta == 0:
         raise ValidationError("bounds_method='hist' (private bounds by a Gaussian release) "
@@ -226,7 +226,8 @@ def _design(X, y, plan, opt: dict, eps: float, delta: float, rng, ledger,
                               "bounds_method='quantile'")
     return budgeted_design(X, y, plan, method=opt["bounds_method"], share=opt["bounds_share"],
                            eps=eps, delta=delta, q=opt["q"], rng=rng, ledger=ledger,
-                           stage=stage, mode=opt["bounds_mode"], box="bounds")
+                           stage=stage, mode=opt["bounds_mode"], box="bounds",
+                           counts_of=counts_of)
 
 
 def _charge(eps_rest: float, delta_rest: float, opt: dict, loss: str, p: int, ledger,
@@ -259,26 +260,30 @@ def _charge(eps_rest: float, delta_rest: float, opt: dict, loss: str, p: int, le
 
 
 def _run(design: BoundedDesign, y, loss: str, opt: dict, budget: _Budget, rng,
-         stage: str) -> tuple[np.ndarray, np.ndarray | None]:
+         stage: str, engine=None) -> tuple[np.ndarray, np.ndarray | None]:
     """The Frank-Wolfe loop on the mapped data. Single releases are covered by the plans
     charged in :func:`_charge`, so the mechanisms get no ledger here; the number of releases
-    is checked against the plans at the end."""
-    Xt = np.ascontiguousarray(design.X.T)
-    yu = design.y if loss == "squared" else 2.0 * y - 1.0
-
+    is checked against the plans at the end. ``engine``: dask, one pass per gradient."""
     def choose(scores):
         budget.choices.take()
         return exponential(-scores, budget.sensitivity, budget.eps_iter, rng, None,
                            what="Frank-Wolfe vertex")
 
-    screener = None if budget.screening is None else PrivateScreener(
-        Xt, loss, opt["radius"], budget.screening, rng, None, stage)
-    w, mask = frank_wolfe(Xt, yu, loss=loss, radius=opt["radius"], T=opt["T"], choose=choose,
-                          screen_at=budget.iterations, screener=screener,
-                          protect=design.intercept_col)
+    if engine is not None:                # dask (dpstats.dask.fw): the same loop and releases
+        w, mask, calls = engine.frank_wolfe(design, loss, opt["radius"], opt["T"], choose,
+                                            budget.iterations, budget.screening, rng, stage)
+    else:
+        Xt = np.ascontiguousarray(design.X.T)
+        yu = design.y if loss == "squared" else 2.0 * y - 1.0
+        screener = None if budget.screening is None else PrivateScreener(
+            Xt, loss, opt["radius"], budget.screening, rng, None, stage)
+        w, mask = frank_wolfe(Xt, yu, loss=loss, radius=opt["radius"], T=opt["T"],
+                              choose=choose, screen_at=budget.iterations, screener=screener,
+                              protect=design.intercept_col)
+        calls = 0 if screener is None else screener.calls
     budget.choices.finish()               # the composed charges cover exactly these releases
     if budget.screens is not None:
-        budget.screens.used = screener.calls
+        budget.screens.used = calls
         budget.screens.finish()
     return w, mask
 
@@ -312,7 +317,7 @@ def estimate(X, y, *, eps: float, delta: float, rng: np.random.Generator,
              bounds="auto", bounds_share: float = BOUNDS_SHARE,
              bounds_method: str = BOUNDS_METHOD, bounds_mode: str = "auto", q: float = 0.01,
              intercept_col: int | None = None, names=None,
-             stage: str = "regression") -> Estimate:
+             stage: str = "regression", engine=None) -> Estimate:
     """Private L1-constrained linear or logistic regression by Frank-Wolfe (module docstring).
 
     Parameters
@@ -340,6 +345,8 @@ def estimate(X, y, *, eps: float, delta: float, rng: np.random.Generator,
     intercept_col, names, stage
         Index of the intercept column (never rescaled, never screened), column names (for
         ``bounds={"x": {name: (lo, hi)}}``) and the ledger stage.
+    engine : object, optional
+        Dask statistics (:mod:`dpstats.dask.fw`: one pass per gradient; X, y have no rows).
 
     Returns
     -------
@@ -378,7 +385,8 @@ def estimate(X, y, *, eps: float, delta: float, rng: np.random.Generator,
                               "y has other values")
     plan = plan_bounds(X, bounds, intercept_col=intercept_col, names=names,
                        label=loss == "squared")
-    design, eps_b, delta_b = _design(X, y, plan, opt, eps, delta, rng, ledger, stage)
+    design, eps_b, delta_b = _design(X, y, plan, opt, eps, delta, rng, ledger, stage,
+                                     engine and engine.counts_of)
     budget = _charge(eps - eps_b, delta - delta_b, opt, loss, X.shape[1], ledger, stage)
-    w, mask = _run(design, y, loss, opt, budget, rng, stage)
+    w, mask = _run(design, y, loss, opt, budget, rng, stage, engine)
     return _result(design, w, mask, loss, opt, budget, eps_b, delta_b)

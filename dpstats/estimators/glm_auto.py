@@ -58,7 +58,7 @@ OBJPERT_CONSTANT = 1500.0
 COUNT_SHARE = 0.05
 #: The pipeline keywords :func:`estimate` takes.
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
-                    "known_x_bounds", "n_noisy"})
+                    "known_x_bounds", "n_noisy", "engine"})
 #: ``method="auto"`` takes no options (they would belong to whichever method it picks).
 OPTIONS = OptionSpec(())
 
@@ -124,8 +124,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None,
              n_noisy: float | None = None, bounds: object = "auto",
              intercept_col: int | None = None, names=None, stage: str = "regression",
-             known_x_bounds: dict | None = None) -> Estimate:
-    """Run the method chosen by :func:`choose`, or withhold (module docstring).
+             known_x_bounds: dict | None = None, engine=None) -> Estimate:
+    """Run the method chosen by :func:`choose`, or withhold (module docstring). ``engine``:
+    dask statistics, passed to the chosen estimator (the pipeline releases the row count).
 
     Returns
     -------
@@ -158,6 +159,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     module = objpert if method == "objpert" else outpert
     est = module.estimate(X, y, eps=eps_rest, delta=delta, rng=rng, ledger=ledger,
                           bounds=bounds, intercept_col=intercept_col, names=names,
-                          stage=stage, known_x_bounds=known_x_bounds)
+                          stage=stage, known_x_bounds=known_x_bounds,
+                          **({} if engine is None else {"engine": engine}))
     return Estimate(params=est.params, released=est.released, withheld=est.withheld,
                     clip=est.clip, dropped=est.dropped, details={**est.details, **info})

@@ -45,8 +45,8 @@ from .outpert import (
     THRESHOLD_SHARE,
     choose_threshold,
     intercept_only,
-    ridge_fit,
     to_original,
+    unit_rows,
 )
 
 __all__ = ["estimate", "BOUNDS_SHARE", "GRAD_TOL", "OPTIONS", "COMMON"]
@@ -60,7 +60,7 @@ GRAD_TOL = 1e-6
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
-                    "known_x_bounds"})
+                    "known_x_bounds", "engine"})
 #: Objective perturbation's options.
 OPTIONS = OptionSpec((
     Option("threshold_share", "real", THRESHOLD_SHARE, range=(0.0, 1.0),
@@ -74,7 +74,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, bounds: object = "auto",
              intercept_col: int | None = None, names=None, stage: str = "regression",
              known_x_bounds: dict | None = None, threshold_share: float = THRESHOLD_SHARE,
-             bounds_share: float = BOUNDS_SHARE) -> Estimate:
+             bounds_share: float = BOUNDS_SHARE, engine=None) -> Estimate:
     """Private logistic regression by objective perturbation and a private threshold.
 
     Parameters
@@ -87,6 +87,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         As in :func:`dpstats.estimators.dpgd.estimate`.
     threshold_share, bounds_share
         Options (:data:`OPTIONS`).
+    engine : object, optional
+        Dask statistics (:mod:`dpstats.dask.glm`; X and y have no rows).
 
     Returns
     -------
@@ -114,22 +116,21 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                     else (0.0, 0.0))
     design, eps_b, delta_b = budgeted_design(
         X, y, plan, method="hist", share=opt["bounds_share"], eps=eps, delta=delta, q=0.01,
-        rng=rng, ledger=ledger, stage=stage)
+        rng=rng, ledger=ledger, stage=stage, counts_of=engine and engine.counts_of)
     kept = [j for j in design.kept if design.half[j] > 2.0**-30 or j == icol]
     s = math.sqrt(len(kept))
-    U = np.ascontiguousarray(design.X[:, kept]) / s          # rows of L2 norm <= 1
+    rows = unit_rows(design, kept, s, y, engine)               # rows of L2 norm <= 1
     op = ObjectivePerturbation(len(kept), eps - eps_t - eps_c - eps_b, delta - delta_b, rng,
                                ledger, tol=GRAD_TOL, stage=stage,
                                what="logistic loss on rows scaled to L2 norm <= 1")
-    theta_k = op.release(ridge_fit(U, y, op.ridge, tol=GRAD_TOL, linear=op.b))
+    theta_k = op.release(rows.ridge_fit(op.ridge, tol=GRAD_TOL, linear=op.b))
     t = 0.0
     if icol is not None:
-        t = choose_threshold(U @ theta_k, y, float(np.linalg.norm(theta_k)), eps_t, rng,
-                             ledger, stage)
+        t = choose_threshold(rows, theta_k, eps_t, rng, ledger, stage)
     theta = np.zeros(X.shape[1])
     theta[kept] = theta_k
     only = not math.isfinite(t)
-    b0 = (intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
+    b0 = (intercept_only(rows, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
     details = {"ridge": op.ridge, "sigma": op.sigma, "threshold": t, "intercept_only": only,
                "bounds": plan.source(coarse=True), "eps_bounds": eps_b,

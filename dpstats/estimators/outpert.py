@@ -65,7 +65,7 @@ from .dpgd import _to_original as dpgd_to_original
 from .outcome import Estimate
 
 __all__ = ["estimate", "ridge_fit", "threshold_grid", "choose_threshold", "intercept_only",
-           "to_original", "KAPPA", "THRESHOLD_SHARE", "COUNT_SHARE",
+           "to_original", "Rows", "unit_rows", "KAPPA", "THRESHOLD_SHARE", "COUNT_SHARE",
            "BOUNDS_WEIGHT", "N_THRESHOLDS", "GRAD_TOL", "OPTIONS", "COMMON"]
 
 #: Target L2 norm of the noise on the unit-ball scale is ``1 / KAPPA``.
@@ -85,7 +85,7 @@ _DEGENERATE = 2.0**-30
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
-                    "known_x_bounds"})
+                    "known_x_bounds", "engine"})
 #: Output perturbation's options.
 OPTIONS = OptionSpec((
     Option("kappa", "real", KAPPA, range=(0.0, None),
@@ -163,18 +163,40 @@ def _plan(eps_gdp: float, delta: float, private_bounds: bool, weight: float, rng
                              + "the ridge-logistic minimiser (L2 sensitivity (1 + 2 tol) / Lam)"))
 
 
-def choose_threshold(scores, y, theta_norm: float, eps_t: float, rng, ledger,
-                      stage: str) -> float:
-    """Exponential mechanism (monotone, sensitivity 1) over the thresholds; returns the chosen
-    threshold (``-inf``: predict 1 everywhere, ``+inf``: predict 0 everywhere)."""
+class Rows:
+    """The statistics of the unit-norm rows ``U`` and 0/1 labels ``y`` that output and
+    objective perturbation read: the ridge fit, the threshold utilities and the class counts.
+    A dask engine supplies an object with the same methods (:class:`dpstats.dask.glm.DaskRows`)."""
+
+    def __init__(self, U: np.ndarray, y: np.ndarray):
+        self.U, self.y = U, y
+
+    def ridge_fit(self, lam: float, tol: float = GRAD_TOL, linear=None) -> np.ndarray:
+        """:func:`ridge_fit` on the rows."""
+        return ridge_fit(self.U, self.y, lam, tol=tol, linear=linear)
+
+    def correct(self, theta, cands) -> np.ndarray:
+        """Rows classified correctly by each candidate threshold (predict 1 iff the score
+        ``u . theta >= t``, as predict/score: probability >= 0.5 after the shift)."""
+        scores, pos = self.U @ theta, self.y == 1.0
+        s1, s0 = np.sort(scores[pos]), np.sort(scores[~pos])
+        return (s1.size - np.searchsorted(s1, cands, side="left")) \
+            + np.searchsorted(s0, cands, side="left")
+
+    def class_counts(self) -> np.ndarray:
+        """``[#y = 0, #y = 1]``."""
+        return np.array([np.sum(self.y == 0.0), np.sum(self.y == 1.0)], dtype=np.float64)
+
+
+def choose_threshold(rows, theta, eps_t: float, rng, ledger, stage: str) -> float:
+    """Exponential mechanism (monotone, sensitivity 1) over the thresholds of the released
+    ``theta`` on ``rows`` (:class:`Rows`); returns the chosen threshold (``-inf``: predict 1
+    everywhere, ``+inf``: predict 0 everywhere)."""
+    theta_norm = float(np.linalg.norm(theta))
     grid = threshold_grid(theta_norm) if theta_norm > 0 else np.zeros(0)
     cands = np.concatenate([[-np.inf, np.inf], grid])
-    pos = y == 1.0
-    s1, s0 = np.sort(scores[pos]), np.sort(scores[~pos])
-    # predict 1 iff s >= t (as predict/score: probability >= 0.5 after the shift):
     # correct = #(y=1 with s >= t) + #(y=0 with s < t)
-    correct = (s1.size - np.searchsorted(s1, cands, side="left")) \
-        + np.searchsorted(s0, cands, side="left")
+    correct = rows.correct(theta, cands)
     idx = exponential(correct.astype(np.float64), 1.0, eps_t, rng, ledger, monotone=True,
                       stage=f"{stage}: threshold",
                       what=f"decision threshold among {cands.size} candidates (utility: rows "
@@ -182,15 +204,22 @@ def choose_threshold(scores, y, theta_norm: float, eps_t: float, rng, ledger,
     return float(cands[idx])
 
 
-def intercept_only(y, side: float, eps_c: float, rng, ledger, stage: str) -> float:
+def intercept_only(rows, side: float, eps_c: float, rng, ledger, stage: str) -> float:
     """The released intercept of the intercept-only model on ``side`` (+1 predicts 1)."""
-    counts = np.array([np.sum(y == 0.0), np.sum(y == 1.0)], dtype=np.float64)
-    noisy = laplace(counts, 1.0, eps_c, rng, ledger, stage=f"{stage}: class counts",
+    noisy = laplace(rows.class_counts(), 1.0, eps_c, rng, ledger, stage=f"{stage}: class counts",
                     what="counts of the two classes (one row is in one class)")
     n0, n1 = max(float(noisy[0]), 1.0), max(float(noisy[1]), 1.0)
     p_hat = min(max(n1 / (n0 + n1), 0.01), 0.99)
     logit = math.log(p_hat / (1.0 - p_hat))
     return max(logit, 0.01) if side > 0 else min(logit, -0.01)
+
+
+def unit_rows(design, kept, s: float, y, engine=None):
+    """The kept columns of the mapped design divided by ``s`` (rows of L2 norm <= 1) as a
+    :class:`Rows`, or on dask the engine's equivalent."""
+    if engine is not None:
+        return engine.logistic_rows(design, kept, s)
+    return Rows(np.ascontiguousarray(design.X[:, kept]) / s, y)
 
 
 def to_original(design, theta, s: float) -> np.ndarray:
@@ -204,7 +233,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              intercept_col: int | None = None, names=None, stage: str = "regression",
              known_x_bounds: dict | None = None, kappa: float = KAPPA,
              threshold_share: float = THRESHOLD_SHARE,
-             bounds_weight: float = BOUNDS_WEIGHT) -> Estimate:
+             bounds_weight: float = BOUNDS_WEIGHT, engine=None) -> Estimate:
     """Private logistic regression by output perturbation and a private threshold.
 
     Parameters
@@ -219,6 +248,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         As in :func:`dpstats.estimators.dpgd.estimate`.
     kappa, threshold_share, bounds_weight
         Options (:data:`OPTIONS`).
+    engine : object, optional
+        Dask statistics (:mod:`dpstats.dask.glm`; X and y have no rows).
 
     Returns
     -------
@@ -247,24 +278,24 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                     else (0.0, 0.0))
     gdp = _plan(eps - eps_t - eps_c, delta, plan.private, opt["bounds_weight"], rng, ledger,
                 stage)
-    release = hist_release(lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s)))
+    release = hist_release(lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s)),
+                           engine and engine.counts_of)
     design = bounded_design(X, y, plan, release if plan.private else None,
                             drop_below=_DEGENERATE, drop_failed=plan.private)
     kept = list(design.kept)
     s = math.sqrt(len(kept))
-    U = np.ascontiguousarray(design.X[:, kept]) / s          # rows of L2 norm <= 1
+    rows = unit_rows(design, kept, s, y, engine)               # rows of L2 norm <= 1
     mu_theta = gdp.mu("theta")
     lam = opt["kappa"] * s / mu_theta
     sens = (1.0 + 2.0 * GRAD_TOL) / lam
-    theta_k = gdp.release("theta", ridge_fit(U, y, lam), sens)
+    theta_k = gdp.release("theta", rows.ridge_fit(lam), sens)
     t = 0.0
     if icol is not None:
-        t = choose_threshold(U @ theta_k, y, float(np.linalg.norm(theta_k)), eps_t, rng,
-                              ledger, stage)
+        t = choose_threshold(rows, theta_k, eps_t, rng, ledger, stage)
     theta = np.zeros(X.shape[1])
     theta[kept] = theta_k
     only = not math.isfinite(t)
-    b0 = (intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
+    b0 = (intercept_only(rows, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
     details = {"lam": lam, "sigma": gdp.sigma("theta", sens), "mu": gdp.mu_total,
                "threshold": t, "intercept_only": only, "kappa": opt["kappa"],

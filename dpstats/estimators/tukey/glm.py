@@ -75,7 +75,7 @@ def fit_logistic_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Gen
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "m", "lemma", "accounting", "intercept_col",
-                    "names", "stage"})
+                    "names", "stage", "engine"})
 #: The options of the linear Tukey mechanism, and the ridge of the per-group logistic fits.
 OPTIONS = OptionSpec(LINEAR_OPTIONS.options + (
     Option("ridge", "real", 1e-6, range=(0.0, None),
@@ -87,7 +87,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", identify: str = "auto", ridge: float = 1e-6,
-             names=None, stage: str = "regression") -> Estimate:
+             names=None, stage: str = "regression", engine=None) -> Estimate:
     """Private logistic regression by the Tukey mechanism (subsample and aggregate).
 
     Parameters
@@ -115,6 +115,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Ridge of every group's fit (see :mod:`dpstats._kernels.logistic`); public.
     names : sequence of str, optional
         Column names, for the ledger.
+    engine : object, optional
+        Dask statistics (:mod:`dpstats.dask.shuffle`: the rows shuffled by their random
+        group label, each group's logistic fit on a worker); X and y have no rows.
 
     Returns
     -------
@@ -143,4 +146,5 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     return tukey_estimate(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m,
                           lemma=lemma, accounting=accounting, intercept_col=intercept_col,
                           centre=centre, identify=identify, names=names, stage=stage,
-                          fitter=fitter)
+                          fitter=fitter,
+                          engine=None if engine is None else engine.logistic_groups(ridge))

@@ -1,0 +1,100 @@
+"""dp_glm's Tukey mechanism on a dask frame: the rows shuffled by their random group label.
+
+The logistic group fits (:func:`dpstats._kernels.logistic.group_logistic`, Newton's method with
+a line search per group) have no fixed-size sufficient statistics, so the groups are brought
+together instead:
+
+1. each partition builds its design rows (kept columns and the 0/1 label) and draws every
+   row's group label from its own generator spawned from one client seed
+   (:func:`~dpstats.dask.passes.seeded_labels`, as for the linear Tukey fits: every label is
+   iid uniform on ``{0..m-1}``, independent of the data and of the partitioning);
+2. the labelled design rows (``p' + 2`` numbers a row) are shuffled by label
+   (``DataFrame.shuffle``: dask's disk- or peer-to-peer shuffle, which does not need the data
+   in memory), so every group's rows end in one partition;
+3. each shuffled partition fits the logistic model of every group it holds, with the
+   in-memory kernel and ridge; only the ``(group, model)`` pairs come back and are assembled
+   into the ``(m, p')`` models on a worker (a group with no rows gets zeros, as in memory).
+
+Each model is the in-memory fit of the same group (rows in another order: rounding only), so
+the Tukey mechanism's privacy statement (one row changes one model) and its releases (centre,
+PTR, exponential mechanism, all on the client) are the in-memory ones. Cost: the first pass, one
+pass that writes the labelled design into the shuffle, and one that reads it back to fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .design import PartitionDesign
+
+__all__ = ["LabelledRows", "GroupLogistic", "shuffled_models"]
+
+
+@dataclass(frozen=True)
+class LabelledRows:
+    """One partition's kept design columns, label ``y`` and random group label ``g``."""
+
+    design: PartitionDesign
+    keep: tuple[int, ...]
+    m: int
+    seed: int
+    source: object
+
+    def columns(self) -> list[str]:
+        return [f"x{j}" for j in range(len(self.keep))] + ["y", "g"]
+
+    def meta(self) -> pd.DataFrame:
+        cols = {c: pd.Series(dtype="float64") for c in self.columns()[:-1]}
+        return pd.DataFrame({**cols, "g": pd.Series(dtype="int64")})
+
+    def __call__(self, pdf, part: int) -> pd.DataFrame:
+        X, y = self.design(pdf)
+        X = X[:, list(self.keep)]
+        labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed),
+                            dtype=np.int64)
+        out = pd.DataFrame(X, columns=self.columns()[:-2])
+        out["y"] = np.asarray(y, dtype=np.float64)
+        out["g"] = labels
+        return out
+
+
+@dataclass(frozen=True)
+class GroupLogistic:
+    """The logistic fits of the groups in one shuffled partition: ``{"ids", "models"}``."""
+
+    p: int
+    ridge: float
+
+    def __call__(self, pdf: pd.DataFrame) -> dict:
+        from .._kernels.logistic import group_logistic
+        g = pdf["g"].to_numpy(dtype=np.int64)
+        ids, local = np.unique(g, return_inverse=True)
+        X = np.ascontiguousarray(pdf.iloc[:, :self.p].to_numpy(dtype=np.float64))
+        y = np.ascontiguousarray(pdf["y"].to_numpy(dtype=np.float64))
+        models = group_logistic(X, y, local.astype(np.int64), int(ids.size), self.ridge) \
+            if ids.size else np.zeros((0, self.p))
+        return {"ids": ids, "models": np.asarray(models)}
+
+
+def _assemble(m: int, p: int, *parts: dict) -> np.ndarray:
+    out = np.zeros((m, p))
+    for part in parts:
+        out[part["ids"]] = part["models"]
+    return out
+
+
+def shuffled_models(ddf, rows: LabelledRows, ridge: float) -> np.ndarray:
+    """The ``(m, p')`` group models of the module docstring (computed on the workers)."""
+    import dask
+    import dask.dataframe as dd
+    meta = rows.meta()
+    parts = [dask.delayed(rows)(part, i) for i, part in enumerate(ddf.to_delayed())]
+    labelled = dd.from_delayed(parts, meta=meta, verify_meta=False)
+    shuffled = labelled.shuffle(on="g", npartitions=ddf.npartitions)
+    p = len(rows.keep)
+    fits = [dask.delayed(GroupLogistic(p, float(ridge)))(part)
+            for part in shuffled.to_delayed()]
+    return dask.compute(dask.delayed(_assemble)(int(rows.m), p, *fits))[0]
