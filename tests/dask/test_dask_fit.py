@@ -186,8 +186,6 @@ def _nbytes(obj) -> int:
 
 
 @pytest.mark.parametrize("call", [
-    lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="fw", budget=b),
-    lambda d, b: dp.dp_glm("g ~ x1", d, eps=1.0, budget=b),
     lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="bas", variant="paper", budget=b),
     lambda d, b: dp.dp_lm("y ~ x1 + x2", d, eps=1.0, method="adassp", budget=b,
                           bounds_method="quantile"),
