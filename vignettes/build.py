@@ -62,7 +62,7 @@ def _outputs(cell, name: str, counter: list[int]) -> list[str]:
 
 def build(path: Path, mode: str) -> None:
     """Execute one vignette and write its figures and HTML page."""
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "docs"))
     from test_vignettes import execute
 
     FIGURES.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,9 @@ together instead:
    (:func:`~dpstats.dask.passes.seeded_labels`, as for the linear Tukey fits: every label is
    iid uniform on ``{0..m-1}``, independent of the data and of the partitioning);
 2. the labelled design rows (``p' + 2`` numbers a row) are shuffled by label
-   (``DataFrame.shuffle``: dask's disk- or peer-to-peer shuffle, which does not need the data
-   in memory), so every group's rows end in one partition;
+   (``DataFrame.set_index`` on the label with public divisions, equal-width label ranges:
+   dask's disk- or peer-to-peer shuffle, which does not need the data in memory; no quantile
+   is computed), so every group's rows end in one partition;
 3. each shuffled partition fits the logistic model of every group it holds, with the
    in-memory kernel and ridge; only the ``(group, model)`` pairs come back and are assembled
    into the ``(m, p')`` models on a worker (a group with no rows gets zeros, as in memory).
@@ -70,7 +71,7 @@ class GroupLogistic:
 
     def __call__(self, pdf: pd.DataFrame) -> dict:
         from .._kernels.logistic import group_logistic
-        g = pdf["g"].to_numpy(dtype=np.int64)
+        g = np.asarray(pdf.index, dtype=np.int64)
         ids, local = np.unique(g, return_inverse=True)
         X = np.ascontiguousarray(pdf.iloc[:, :self.p].to_numpy(dtype=np.float64))
         y = np.ascontiguousarray(pdf["y"].to_numpy(dtype=np.float64))
@@ -93,8 +94,13 @@ def shuffled_models(ddf, rows: LabelledRows, ridge: float) -> np.ndarray:
     meta = rows.meta()
     parts = [dask.delayed(rows)(part, i) for i, part in enumerate(ddf.to_delayed())]
     labelled = dd.from_delayed(parts, meta=meta, verify_meta=False)
-    shuffled = labelled.shuffle(on="g", npartitions=ddf.npartitions)
+    # the labels are uniform on {0..m-1}: public, equal-width label ranges as divisions, so
+    # no quantile of anything is computed; rows move to the partition of their label's range
+    k = max(1, min(int(ddf.npartitions), int(rows.m)))
+    bounds = sorted(set(np.linspace(0, rows.m - 1, k + 1).round().astype(int).tolist()))
+    bounds = bounds if len(bounds) > 1 else [0, int(rows.m) - 1]
+    grouped = labelled.set_index("g", divisions=bounds, sort=True)
     p = len(rows.keep)
     fits = [dask.delayed(GroupLogistic(p, float(ridge)))(part)
-            for part in shuffled.to_delayed()]
+            for part in grouped.to_delayed()]
     return dask.compute(dask.delayed(_assemble)(int(rows.m), p, *fits))[0]

@@ -246,10 +246,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     ledger : Ledger, optional
     bounds, intercept_col, names, stage, known_x_bounds
         As in :func:`dpstats.estimators.dpgd.estimate`.
-    kappa, threshold_share, bounds_weight
-        Options (:data:`OPTIONS`).
-    engine : object, optional
-        Dask statistics (:mod:`dpstats.dask.glm`; X and y have no rows).
+    kappa, threshold_share, bounds_weight, engine
+        Options (:data:`OPTIONS`); dask statistics (:mod:`dpstats.dask.glm`; X, y no rows).
 
     Returns
     -------

@@ -150,3 +150,18 @@ def test_ols_is_refused_and_charges_nothing(client):
         dp.dp_lm("y ~ x1 + x2", dd.from_pandas(frame(300), npartitions=2), eps=1.0,
                  method="ols", budget=budget)
     assert budget.spent == (0.0, 0.0)
+
+
+def test_no_metadata_scan_for_the_new_methods(client, monkeypatch):
+    """FW, the logistic solvers and the shuffle by label compute nothing but their passes."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a metadata scan ran")
+    cls = type(dd.from_pandas(frame(10), npartitions=1))
+    for name in ("categorize", "unique", "nunique", "value_counts", "drop_duplicates",
+                 "compute", "persist", "head", "quantile"):
+        monkeypatch.setattr(cls, name, refuse, raising=False)
+    df = binary(4000)
+    ddf = dd.from_pandas(df, npartitions=3)
+    dp.dp_lm("x3 ~ x1 + x2", ddf, eps=1.0, method="fw", T=5, random_state=1)
+    for method, opts in (("objpert", {}), ("tukey", {"m": 60})):
+        dp.dp_glm("g ~ x1 + x2", ddf, eps=3.0, method=method, random_state=1, **opts)
