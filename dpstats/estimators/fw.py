@@ -42,7 +42,9 @@ Neighbours: add/remove one row. Steps of :func:`estimate`:
 Ledger: the ``T`` vertex choices are charged as one composed line (``eps1, delta1``) and the
 ``l`` screening releases as another (``eps2, delta2``), both before the loop starts (budget,
 :func:`_charge`; loop, :func:`_run`; result, :func:`_result`); the number of single mechanism
-calls is checked against them at the end.
+calls is checked against them at the end. On a dask frame (``engine=``, :mod:`dpstats.dask.fw`)
+the loop and releases are these; each gradient (and screening's components) is summed over the
+partitions at the released iterate: one pass per iteration.
 """
 
 from __future__ import annotations

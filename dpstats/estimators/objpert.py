@@ -25,7 +25,8 @@ delta)``, basic composition):
    intercept-only models, monotone utility of sensitivity 1; Laplace class counts).
 
 The estimator is ``(eps, delta)``-DP. Coefficients map back to the original scale for the
-winsorised predictor (``Estimate.clip``).
+winsorised predictor (``Estimate.clip``). On a dask frame (``engine=``,
+:mod:`dpstats.dask.glm`) the solver's evaluations and the threshold's counts are passes.
 """
 
 from __future__ import annotations

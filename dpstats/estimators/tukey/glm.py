@@ -22,7 +22,9 @@ not about how each was fitted, so it carries over unchanged. The estimator is (e
 
 Logistic fits need more rows per group than OLS (a group of a few rows per column is often
 separable and its coefficients are then large and unstable), so ``m="auto"`` uses
-:func:`choose_m_glm` rather than :func:`dpstats.estimators.tukey.choose_m.choose_m`.
+:func:`choose_m_glm` rather than :func:`dpstats.estimators.tukey.choose_m.choose_m`. On a dask
+frame (``engine=``) the rows are grouped by their random label by a shuffle and each group is
+fitted on a worker (:mod:`dpstats.dask.shuffle`); everything else is unchanged.
 """
 
 from __future__ import annotations
