@@ -165,3 +165,16 @@ def test_no_metadata_scan_for_the_new_methods(client, monkeypatch):
     dp.dp_lm("x3 ~ x1 + x2", ddf, eps=1.0, method="fw", T=5, random_state=1)
     for method, opts in (("objpert", {}), ("tukey", {"m": 60})):
         dp.dp_glm("g ~ x1 + x2", ddf, eps=3.0, method=method, random_state=1, **opts)
+
+
+def test_importing_the_run_module_first_keeps_dp_lm_working():
+    """``import dpstats.dask.run`` before the API loads must not shadow ``dpstats.dask.run``
+    (the function the API calls) with the module of the same name."""
+    import subprocess
+    import sys
+    code = ("import dpstats, dpstats.dask.run, numpy as np, pandas as pd\n"
+            "df = pd.DataFrame({'x': np.arange(500.0) % 7}); df['y'] = df.x\n"
+            "dpstats.dp_lm('y ~ x', df, eps=1.0, method='adassp', random_state=0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr[-500:]
