@@ -10,10 +10,10 @@ charged to the same ledger as in memory (:mod:`dpstats.dask.run`). Nothing reads
 free: no ``categorize()``, ``unique()`` or other metadata scan; categorical columns whose
 levels dask does not know are text, discovered privately.
 
-Importing this package does not import dask (nor does ``dpstats.dask.run``, which it loads
-first: a later ``import dpstats.dask.run`` must not replace the function ``run`` below);
-:func:`run` sends a dask frame to :func:`dpstats.dask.run.run_dask` and anything else to
-:func:`dpstats.pipeline.run.run`.
+Importing this package does not import dask; :func:`run` sends a dask frame to
+:func:`dpstats.dask.run.run_dask` and anything else to :func:`dpstats.pipeline.run.run`. (Once
+the submodule ``dpstats.dask.run`` is imported, the package attribute ``run`` is that module;
+the module is callable as the function, so ``from dpstats.dask import run`` works either way.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 from ..formula.frames import is_dask_frame
 from ..pipeline.run import Outcome
 from ..pipeline.run import run as _in_memory
-from . import run as _run_module  # noqa: F401  loaded first, so `run` below stays the function
 
 __all__ = ["run", "is_dask_frame"]
 

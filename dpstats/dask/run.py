@@ -37,6 +37,8 @@ What has no distributed form (``method="ols"``, BAS ``variant="paper"``,
 
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import replace
 
 import numpy as np
@@ -165,3 +167,17 @@ def _discover(request, first, ddf, meta, part: PartitionDesign, ledger):
         design = binary_rows(design)
     design = replace(design, recode=codings, X=np.empty((0, len(design.columns))))
     return design, replace(part, columns=tuple(design.columns), codings=codings)
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as the package's :func:`dpstats.dask.run`: importing it replaces
+    the package attribute ``run`` (the function the API imports) with the module, so an
+    ``import dpstats.dask.run`` before the API loads would otherwise break every fit."""
+
+    def __call__(self, request) -> Outcome:
+        from ..pipeline.run import run as in_memory
+        from . import is_dask_frame
+        return run_dask(request) if is_dask_frame(request.data) else in_memory(request)
+
+
+sys.modules[__name__].__class__ = _CallableModule
