@@ -175,8 +175,8 @@ class _CallableModule(types.ModuleType):
     ``import dpstats.dask.run`` before the API loads would otherwise break every fit."""
 
     def __call__(self, request) -> Outcome:
+        from ..formula.frames import is_dask_frame
         from ..pipeline.run import run as in_memory
-        from . import is_dask_frame
         return run_dask(request) if is_dask_frame(request.data) else in_memory(request)
 
 
