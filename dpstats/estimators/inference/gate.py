@@ -36,7 +36,8 @@ import math
 import numpy as np
 
 __all__ = ["THRESHOLDS", "FORM", "INFLATION", "gate_index", "method_index", "passes",
-           "gate_reason", "GATED"]
+           "gate_reason", "GATED", "TUKEY_THRESHOLD", "tukey_index", "tukey_passes",
+           "tukey_gate_reason"]
 
 #: Smallest :func:`method_index` at which a method's intervals are released (inf: never).
 THRESHOLDS = {"adassp": 47_500.0, "bas": 11_875.0}
@@ -100,4 +101,42 @@ def gate_reason(kind: str, n_hat: float, eps: float, k: int) -> str:
     return (f"{head} (release gate: {form} \u2248 {idx:,.0f} is "
             f"below {label}'s threshold of {THRESHOLDS[kind]:,.0f}, derived by simulation in "
             f"benchmarks/interval_gate.py); about {need:,.0f} rows at this eps, a larger eps "
+            f"or fewer columns give intervals")
+
+
+#: Smallest ``m * eps / p`` (models, the Tukey stage's eps, columns) at which the Tukey
+#: mechanism's intervals are released (derived in benchmarks/tukey_coverage.py; see
+#: :mod:`dpstats.estimators.inference.tukey`). Below it the window counts' Laplace noise is a
+#: large fraction of ``m`` and the mechanism's displacement is far from Gaussian.
+TUKEY_THRESHOLD = 500.0
+
+
+def tukey_index(m: int, eps: float, p: int) -> float:
+    """``m * eps / p`` of a Tukey fit (public: ``m`` is an argument or a function of the
+    released row count).
+
+    >>> tukey_index(5555, 1.0, 6) > TUKEY_THRESHOLD
+    True
+    """
+    return float(m) * float(eps) / int(p)
+
+
+def tukey_passes(m: int, eps: float, p: int) -> bool:
+    """Whether a Tukey fit's intervals are released.
+
+    >>> tukey_passes(5555, 1.0, 6), tukey_passes(1000, 0.5, 11)
+    (True, False)
+    """
+    idx = tukey_index(m, eps, p)
+    return bool(math.isfinite(idx) and idx >= TUKEY_THRESHOLD)
+
+
+def tukey_gate_reason(m: int, eps: float, p: int) -> str:
+    """The note of a Tukey fit whose intervals the gate withheld (public values only)."""
+    need = TUKEY_THRESHOLD * p / eps
+    return (f"intervals not released: with {m:,} Tukey models, eps {eps:.3g} and {p} columns "
+            f"the private spread of the models would be too noisy to cover (release gate: "
+            f"m*eps/columns \u2248 {tukey_index(m, eps, p):,.0f} is below the threshold of "
+            f"{TUKEY_THRESHOLD:,.0f} derived by simulation in benchmarks/tukey_coverage.py); "
+            f"about {need:,.0f} models (3 rows per column each) at this eps, a larger eps "
             f"or fewer columns give intervals")
