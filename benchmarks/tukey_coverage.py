@@ -140,11 +140,23 @@ def summarise(fits: pd.DataFrame, threshold: float) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def derive(summary: pd.DataFrame, low: float = 0.93) -> float:
-    """Smallest threshold on the gate index above every cell whose worst coefficient covered
-    below ``low`` (the open gate's columns)."""
-    bad = summary[(summary["worst_coef"] < low) & summary["worst_coef"].notna()]
-    return float(bad["median_index"].max() * 1.05) if len(bad) else 0.0
+def failing(summary: pd.DataFrame, low: float = 0.935) -> pd.Series:
+    """Cells (open gate) whose coverage is below ``low``, or whose worst coefficient is below
+    0.95 by more than 3 binomial standard errors of its replications (the minimum of up to 11
+    coefficients' coverage: at 40 replications it is ~0.90 for exact intervals, and below
+    0.85 with probability ~0.25 for six coefficients at 2.5 standard errors)."""
+    slack = 3.0 * np.sqrt(0.95 * 0.05 / summary["reps"])
+    return (summary["coverage"] < low) | (summary["worst_coef"] < 0.95 - slack)
+
+
+def derive(summary: pd.DataFrame) -> float:
+    """The gate threshold: the smallest index of a covering cell above every failing cell
+    (rounded down to 50), as for the BAS gate (design note 26)."""
+    s = summary[summary["coverage"].notna()]
+    bad = failing(s)
+    top_bad = s.loc[bad, "median_index"].max() if bad.any() else 0.0
+    good = s.loc[~bad & (s["median_index"] > top_bad), "median_index"]
+    return float(np.floor(good.min() / 50) * 50) if len(good) else float("inf")
 
 
 def main(argv=None) -> int:
@@ -199,8 +211,8 @@ def _report(summary: pd.DataFrame, committed: float, write: bool = True) -> int:
             "worst_coef_gated"]
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(summary[cols].round(3).to_string(index=False))
-    print(f"derived threshold (worst coefficient >= 0.93 above it): {derive(summary):,.0f}; "
-          f"committed {committed:,.0f}")
+    print(f"failing cells (open gate): {list(summary.loc[failing(summary), 'cell'].unique())}; "
+          f"derived threshold {derive(summary):,.0f}; committed {committed:,.0f}")
     return 0
 
 

@@ -34,6 +34,7 @@ import numpy as np
 from .accountant import Ledger
 from .additive import laplace
 from .simulation import SIMULATION_SEED
+from .tukey_em import restricted_tukey_em
 
 __all__ = ["window_counts", "count_sensitivity", "tukey_noise_factor", "GAUSSIAN_MEDIAN"]
 
@@ -88,7 +89,8 @@ def window_counts(deviations: np.ndarray, windows: np.ndarray, eps: float,
 
 
 @functools.lru_cache(maxsize=256)
-def tukey_noise_factor(m: int, p: int, multiplier: float, monotone: bool = False) -> float:
+def tukey_noise_factor(m: int, p: int, multiplier: float, monotone: bool = False, *,
+                       _em=restricted_tukey_em) -> float:
     """``f`` with ``Var(point_j) ~= f sigma_j^2 / m`` for the Tukey point of ``m`` models drawn
     from a Gaussian with scales ``sigma`` (a public function of ``m``, ``p``, the
     mechanism's multiplier; no data read).
@@ -100,14 +102,15 @@ def tukey_noise_factor(m: int, p: int, multiplier: float, monotone: bool = False
     the depth-``t`` restricted mechanism of :mod:`dpstats.mechanisms.tukey_em` run at
     ``eps = 2 * multiplier`` (the swap accounting's non-monotone form; ``monotone=True``
     runs ``eps = multiplier``), and its mean squared distance from the clouds' coordinate
-    medians. Draws from a fixed public seed.
+    medians. Draws from a fixed public seed. (``_em`` is the mechanism, bound when this
+    module is imported: the privacy tests' stubs, which tape every release of a fit, must
+    not replace this data-free simulation's calls.)
 
     >>> f = tukey_noise_factor(5555, 6, 0.315)
     >>> bool(1.6 < f < 2.2)
     True
     """
     from .._kernels.depth import max_depth
-    from .tukey_em import restricted_tukey_em
     m_sim = int(min(m, _SIM_MODELS))
     reps = int(min(max(math.ceil(1500 / p), 40), 200))
     rng = np.random.default_rng(SIMULATION_SEED)   # a planning simulation: no data, no release
@@ -117,7 +120,7 @@ def tukey_noise_factor(m: int, p: int, multiplier: float, monotone: bool = False
     done = 0
     for _ in range(reps):
         B = rng.standard_normal((m_sim, p))
-        point = restricted_tukey_em(np.sort(B, axis=0), t, eps, rng, None, monotone=monotone)
+        point = _em(np.sort(B, axis=0), t, eps, rng, None, monotone=monotone)
         if point is None:
             continue
         sq += float(np.mean((point - np.median(B, axis=0)) ** 2))

@@ -114,7 +114,7 @@ def test_share_zero_gated_and_factor_fits_have_reasons():
     assert none.released and np.isnan(none.bse).all()
     assert not any(c.stage == "inference" for c in none.charges)
     assert "inference_share=0" in none.inference.reason
-    gated = dp.dp_lm("y ~ x0 + x1", df, eps=1.0, method="tukey", m=1200, random_state=1)
+    gated = dp.dp_lm("y ~ x0 + x1", df, eps=1.0, method="tukey", m=700, random_state=1)
     assert gated.released and np.isnan(gated.bse).all()
     assert "release gate" in gated.inference.reason
     assert not any(c.stage == "inference" for c in gated.charges)
