@@ -142,5 +142,5 @@ def tukey_gate_reason(m: int, eps: float, p: int) -> str:
             f"the private spread of the models would be too noisy to cover (release gate: "
             f"m*eps/columns \u2248 {tukey_index(m, eps, p):,.0f} is below the threshold of "
             f"{TUKEY_THRESHOLD:,.0f} derived by simulation in benchmarks/tukey_coverage.py); "
-            f"about {need:,.0f} models (3 rows per column each) at this eps, a larger eps "
-            f"or fewer columns give intervals")
+            f"about {need:,.0f} models (about {3 * p * need:,.0f} rows, at 3 rows per column "
+            f"per model) at this eps, a larger eps or fewer columns give intervals")
