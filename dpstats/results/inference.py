@@ -162,7 +162,8 @@ def inference_facts(result) -> list[tuple[str, str]]:
     if inf.reason is not None:
         return [("Std. errors:", "none (see notes)")]
     from .format import format_number
-    facts = [("Std. errors:", f"bootstrap, {inf.share:.0%} of eps")]
+    how = ("Tukey: spread of group models" if inf.method.startswith("Tukey") else "bootstrap")
+    facts = [("Std. errors:", f"{how}, {inf.share:.0%} of eps")]
     if inf.sigma is not None:
         facts.append(("Resid. std. err. (private):", format_number(inf.sigma)))
     if inf.r2 is not None:

@@ -52,7 +52,7 @@ def test_lm_json_matches_the_fit(capsys, csv):
     assert res["ptr"]["threshold"] == pytest.approx(fit.ptr.threshold)
     assert res["spent"] == pytest.approx({"eps": 2.0, "delta": 1e-6})
     assert math.fsum(c["eps"] for c in res["ledger"]) == pytest.approx(2.0)
-    assert {c["stage"] for c in res["ledger"]} == {"private n", "regression"}
+    assert {c["stage"] for c in res["ledger"]} - {"inference"} == {"private n", "regression"}
     assert res["n_noisy"] == pytest.approx(fit.n_noisy) and res["selected"] == []
 
 

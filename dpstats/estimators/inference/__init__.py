@@ -4,6 +4,8 @@
   clipped residual sum of squares, then a parametric bootstrap of the released sufficient
   statistics, Ferrando, Wang & Sheldon 2022).
 * :mod:`~dpstats.estimators.inference.simulate`: the batched simulations of those estimators.
+* :mod:`~dpstats.estimators.inference.tukey`: the Tukey-depth mechanism (a private spread of
+  the group models near the released point, and the mechanism's noise by simulation).
 
 Methods without an inference procedure release none: their standard errors are NaN and the
 result says why (:data:`NO_INFERENCE`).
@@ -15,8 +17,8 @@ __all__ = ["NO_INFERENCE"]
 
 #: Why a method has no standard errors (public: depends on the method only).
 NO_INFERENCE = {
-    "tukey": "the Tukey-depth mechanism releases no standard errors yet (its sampling spread "
-             "needs a private release of the spread of the subsample models; not built)",
+    "tukey": "the logistic Tukey-depth mechanism releases no standard errors yet (dp_lm's "
+             "Tukey does: estimators/inference/tukey.py)",
     "fw": "Frank-Wolfe releases no standard errors yet (no honest private spread of its "
           "L1-constrained path is implemented)",
     "dpgd": "DP-GD releases no standard errors yet (no honest private spread of its "

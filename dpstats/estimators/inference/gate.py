@@ -36,7 +36,8 @@ import math
 import numpy as np
 
 __all__ = ["THRESHOLDS", "FORM", "INFLATION", "gate_index", "method_index", "passes",
-           "gate_reason", "GATED"]
+           "gate_reason", "GATED", "TUKEY_THRESHOLD", "tukey_index", "tukey_passes",
+           "tukey_gate_reason"]
 
 #: Smallest :func:`method_index` at which a method's intervals are released (inf: never).
 THRESHOLDS = {"adassp": 47_500.0, "bas": 11_875.0}
@@ -101,3 +102,45 @@ def gate_reason(kind: str, n_hat: float, eps: float, k: int) -> str:
             f"below {label}'s threshold of {THRESHOLDS[kind]:,.0f}, derived by simulation in "
             f"benchmarks/interval_gate.py); about {need:,.0f} rows at this eps, a larger eps "
             f"or fewer columns give intervals")
+
+
+#: Smallest ``m * eps / p`` (models, the Tukey stage's eps, columns) at which the Tukey
+#: mechanism's intervals are released (see :mod:`dpstats.estimators.inference.tukey`). Below
+#: it the window counts' Laplace noise is a large fraction of ``m`` and the mechanism's
+#: displacement is far from Gaussian. Derived by benchmarks/tukey_coverage.py (gate open,
+#: 40-200 replications per cell): the cell at index 174 (n = 20,000, p = 5, eps = 1) covered
+#: 0.930 (worst coefficient 0.87); every cell from 261 up (p = 10: 0.947; eps = 0.5, index
+#: 438: 0.946; the centre, 878: 0.959) covered; the threshold is the lowest covering index
+#: rounded down to 50.
+TUKEY_THRESHOLD = 250.0
+
+
+def tukey_index(m: int, eps: float, p: int) -> float:
+    """``m * eps / p`` of a Tukey fit (public: ``m`` is an argument or a function of the
+    released row count).
+
+    >>> tukey_index(5555, 1.0, 6) > TUKEY_THRESHOLD
+    True
+    """
+    return float(m) * float(eps) / int(p)
+
+
+def tukey_passes(m: int, eps: float, p: int) -> bool:
+    """Whether a Tukey fit's intervals are released.
+
+    >>> tukey_passes(5555, 1.0, 6), tukey_passes(1000, 1.0, 6)
+    (True, False)
+    """
+    idx = tukey_index(m, eps, p)
+    return bool(math.isfinite(idx) and idx >= TUKEY_THRESHOLD)
+
+
+def tukey_gate_reason(m: int, eps: float, p: int) -> str:
+    """The note of a Tukey fit whose intervals the gate withheld (public values only)."""
+    need = TUKEY_THRESHOLD * p / eps
+    return (f"intervals not released: with {m:,} Tukey models, eps {eps:.3g} and {p} columns "
+            f"the private spread of the models would be too noisy to cover (release gate: "
+            f"m*eps/columns \u2248 {tukey_index(m, eps, p):,.0f} is below the threshold of "
+            f"{TUKEY_THRESHOLD:,.0f} derived by simulation in benchmarks/tukey_coverage.py); "
+            f"about {need:,.0f} models (about {3 * p * need:,.0f} rows, at 3 rows per column "
+            f"per model) at this eps, a larger eps or fewer columns give intervals")

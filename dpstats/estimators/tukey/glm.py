@@ -79,7 +79,7 @@ def fit_logistic_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Gen
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "m", "lemma", "accounting", "intercept_col",
                     "names", "stage", "engine"})
 #: The options of the linear Tukey mechanism, and the ridge of the per-group logistic fits.
-OPTIONS = OptionSpec(LINEAR_OPTIONS.options + (
+OPTIONS = OptionSpec(tuple(o for o in LINEAR_OPTIONS.options if o.name != "inference_share") + (
     Option("ridge", "real", 1e-6, range=(0.0, None),
            doc="per-group ridge on the unit-RMS scale, default 1e-6"),
 ))

@@ -24,6 +24,8 @@ the default ``accounting="swap"``; ``accounting="paper"`` is not (see :func:`est
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
@@ -34,6 +36,8 @@ from ...mechanisms.ptr import PAPER_NOTE, ptr_check, ptr_parameters
 from ...mechanisms.sampling import random_groups, uniform_jitter
 from ...mechanisms.tukey_em import restricted_tukey_em, sort_with_neutral_votes
 from ...validation import Option, OptionSpec, validate_options
+from ..inference.ssp import INFERENCE_SHARE
+from ..inference.tukey import plan_inference, tukey_inference
 from ..outcome import Estimate, Withheld
 from .centre import CENTRE_SHARE, private_centre
 from .identify import (
@@ -117,7 +121,7 @@ def _check_centre(value: object, name: str) -> object:
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "m", "lemma", "accounting", "intercept_col",
-                    "names", "stage", "fitter", "engine"})
+                    "names", "stage", "fitter", "engine", "n_noisy"})
 #: The Tukey mechanism's options.
 OPTIONS = OptionSpec((
     Option("lemma", "choice", "8.5", choices=("8.5", "3.6"), doc="distance lemma for PTR"),
@@ -129,6 +133,9 @@ OPTIONS = OptionSpec((
            doc="groups vote only on coefficients they identify; 'regroup' also uses fewer "
                "models when a level is rare; 'auto': 'regroup' with a factor, else 'off' "
                "(see estimators/tukey/identify.py)"),
+    Option("inference_share", "real", INFERENCE_SHARE, range=(0.0, 1.0), closed=(True, False),
+           doc="share of eps for the private spread of the group models (standard errors; "
+               "estimators/inference/tukey.py); 0: none"),
 ))
 
 
@@ -172,6 +179,31 @@ def _ptr_release(S, t: int, params, delta: float, lemma: str, c, intercept_col, 
     return Estimate(params=point, released=True, ptr=report, **facts)
 
 
+def _recentre(models: np.ndarray, m: int, c, intercept_col) -> dict:
+    """The public facts of the fit; with a centre ``c``, each model re-parametrised in place by
+    its prediction at ``c`` (a fixed linear map of one group's model), after the fit: centring
+    before it changes rank-deficient groups' minimum-norm solutions (nyc_garbage median test
+    R^2 0.44 instead of 0.49)."""
+    D = max_depth(m)
+    facts = {"m": m, "max_depth": D, "details": {"t": D // 2}}
+    if c is not None:
+        facts["details"]["centre"] = c
+        models[:, intercept_col] += models @ c
+    return facts
+
+
+def _with_inference(est: Estimate, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
+                    ledger, names) -> Estimate:
+    """``est`` with the standard errors of :mod:`dpstats.estimators.inference.tukey` (stage
+    ``"inference"``, ``plan.eps``; after the release: adaptive composition)."""
+    if not est.released or plan.share <= 0:
+        return est
+    inf = tukey_inference(X, y, models, est.params, c, intercept_col, plan=plan, n_hat=n_noisy,
+                          multiplier=params.multiplier, monotone=params.monotone, rng=rng,
+                          ledger=ledger, names=names)
+    return dataclasses.replace(est, inference=inf)
+
+
 def _group_models(X, y, m: int, c, intercept_col, fit, identify: str, eps_id: float,
                   ptr_args: tuple, rng, ledger, stage: str):
     """``(m, models, identified)``: the group fits on random labels and, unless ``identify`` is
@@ -197,7 +229,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", identify: str = "auto", names=None,
-             stage: str = "regression", fitter=None, engine=None) -> Estimate:
+             stage: str = "regression", fitter=None, engine=None,
+             inference_share: float = INFERENCE_SHARE, n_noisy=None) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
@@ -234,6 +267,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     engine : object, optional
         Dask statistics (:mod:`dpstats.dask`): centre counts, group fits; no rows (and
         ``identify="off"``).
+    inference_share, n_noisy : float, float or None
+        Share of eps for standard errors (stage ``"inference"``, taken from the mechanism;
+        :mod:`dpstats.estimators.inference.tukey`), and the released row count if any.
 
     Returns
     -------
@@ -242,9 +278,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         for too few models, a failed PTR test or zero volume (budget spent once PTR ran).
     """
     validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting, "centre": centre,
-                               "identify": identify})
-    m = int(m)
-    t = max_depth(m) // 2
+                               "identify": identify, "inference_share": inference_share})
+    m, t = int(m), max_depth(int(m)) // 2
     if m < MIN_MODELS or t < 1:
         return Estimate(params=None, released=False, withheld=Withheld.TOO_FEW_MODELS,
                         m=m, max_depth=max_depth(m), details={"t": t})
@@ -253,7 +288,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage,
                        None if engine is None else engine.cells)
     eps_id = ID_SHARE * eps_stage if identify == "regroup" else 0.0
-    eps -= eps_c + eps_id
+    plan = plan_inference(inference_share, eps_stage, m, X.shape[1], identify, engine is not None)
+    eps -= eps_c + eps_id + plan.eps
     params = ptr_parameters(eps, delta, accounting)
     if engine is not None:     # dask: labels drawn per partition, the group fits on workers
         models, ident = engine.fit_models(X, y, m, rng), None
@@ -261,14 +297,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         m, models, ident = _group_models(
             X, y, m, c, intercept_col, group_fits if fitter is None else fitter, identify,
             eps_id, (eps_stage, delta, lemma, accounting), rng, ledger, stage)
-    D = max_depth(m)
-    t = D // 2
-    facts = {"m": m, "max_depth": D, "details": {"t": t}}
-    if c is not None:
-        facts["details"]["centre"] = c
-        # each model re-parametrised by its prediction at c (a fixed linear map of one group's
-        # model), after the fit: centring before it changes rank-deficient groups' minimum-norm
-        # solutions (nyc_garbage median test R^2 0.44 instead of 0.49)
-        models[:, intercept_col] += models @ c
+    facts = _recentre(models, m, c, intercept_col)
+    t = facts["details"]["t"]
     S = jitter_sort(models, rng, ident, t)
-    return _ptr_release(S, t, params, delta, lemma, c, intercept_col, rng, ledger, stage, facts)
+    est = _ptr_release(S, t, params, delta, lemma, c, intercept_col, rng, ledger, stage, facts)
+    return _with_inference(est, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
+                           ledger, names)

@@ -1,0 +1,227 @@
+"""Standard errors for the Tukey-depth mechanism: a private spread of the group models.
+
+The released Tukey point is a function of ``m`` group OLS models (one row changes one model).
+Approximate Tukey depth is a per-coordinate rank, so coordinate ``j`` of the point is, to first
+order, the median of the models' coordinate ``j`` plus the exponential mechanism's
+displacement; for a cloud whose coordinate ``j`` has Gaussian-equivalent scale ``sigma_j``
+near its centre, ``Var(point_j) ~= f sigma_j^2 / m`` with ``f`` the median's ``pi/2`` plus the
+mechanism's share, simulated on spherical Gaussian clouds through the real mechanism
+(:func:`dpstats.mechanisms.model_spread.tukey_noise_factor`; no data). The mechanism only
+sees each coordinate's sorted values, so ``f`` does not depend on the cloud's correlations
+(checked on correlated, anisotropic clouds in tests/inference/test_tukey_inference.py).
+
+``sigma_j`` is released in the ledger stage ``"inference"`` with ``share`` of the Tukey
+stage's eps (default 5%), in two steps (neighbours: add/remove one row):
+
+1. **Windows** (:data:`SCALE_SHARE` of it): private medians of ``|x_j - c_j|`` per column and of
+   the residuals ``|y - x theta|`` of the released point, on a data-independent random subset
+   of at most :data:`SCALE_ROWS` rows (the 1-D Tukey-depth exponential mechanism of
+   :func:`dpstats.mechanisms.private_centre_value`, sensitivity 1, bounds-free; plus a private
+   row count when none was released). From them a public guess ``w_j`` of each coordinate's
+   median absolute deviation: ``0.6745 s_r / (s_j sqrt(n/m - p - 1))`` for a slope and, for the
+   intercept reported on the original scale, the centred intercept's ``s_r / sqrt(n/m)``
+   combined with ``c_j w_j`` (each group model's reported intercept is ``a_g - c . slopes_g``).
+2. **Counts** (the rest): ``N_j = #{g : |b_gj - theta_j| <= w_j}`` over the group models in the
+   reported coordinates (:func:`dpstats.mechanisms.model_spread.window_counts`, Laplace, L1
+   sensitivity p). Then ``sigma_j = w_j / Phi^-1((1 + N_j/m) / 2)``: exact for a Gaussian
+   cloud, and for the heavier-tailed clouds of small groups a scale between the density at the
+   centre (what the median's variance needs) and the standard deviation. A count outside
+   ``[0.05, 0.95] m`` (the guess missed by far) gives that coordinate no interval.
+
+Standard errors are ``INFLATION * (sqrt(f / m) + b / 1.96) * sigma_j``, where ``b`` bounds the
+median's shift caused by the expected share of groups with fewer rows than columns
+(:func:`deficient_share`, :func:`median_shift`): their minimum-norm models shrink towards 0
+and pull the median (measured: at n = 1e5, p = 1 the slope was 2 standard errors low, coverage
+0.42 without this term; benchmarks/tukey_coverage.py). Correlations between coefficients
+are not released (NaN off the diagonal: ``get_prediction`` then has no interval). Intervals are
+given only where the release gate passes (:func:`dpstats.estimators.inference.gate.tukey_passes`,
+``m * eps / p``, public). Designs whose groups vote only on identified coefficients (factor
+terms) and dask frames get none.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtri
+from scipy.stats import poisson
+
+from ...mechanisms import private_centre_value
+from ...mechanisms.additive import private_count
+from ...mechanisms.model_spread import tukey_noise_factor, window_counts
+from ...mechanisms.sampling import random_groups
+from ..outcome import Inference
+from . import gate
+
+__all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share",
+           "median_shift", "SCALE_SHARE", "SCALE_ROWS",
+           "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE"]
+
+#: Share of the inference eps spent on the windows (row-level scales, and a row count).
+SCALE_SHARE = 0.2
+#: Most rows (in expectation) the row-level scales are computed on.
+SCALE_ROWS = 1 << 17
+#: Usable fractions of models inside a window.
+Q_RANGE = (0.05, 0.95)
+#: Factor on the standard errors (measured: benchmarks/tukey_coverage.py).
+INFLATION = 1.0
+#: Ledger stage of the inference releases.
+STAGE = "inference"
+#: The normal 97.5% quantile.
+_Z = 1.959963984540054
+#: Median absolute deviation of a standard normal.
+_MAD = 0.6744897501960817
+REFERENCE = ("the coordinate-wise median of m subsample models (subsample and aggregate) "
+             "with the Tukey mechanism's noise simulated; private window counts of the models")
+COVERS = ("the least-squares coefficients of the model (the population fit of the selected "
+          "terms); the spread of the group models carries heteroscedastic and heavy-tailed "
+          "errors (benchmarks/tukey_coverage.py)")
+
+
+@dataclass(frozen=True)
+class InferencePlan:
+    """What the Tukey fit sets aside for inference: ``eps`` (0: none) and, when none, the
+    public ``reason`` (None: ``share == 0``, nothing asked for)."""
+
+    eps: float
+    share: float
+    reason: str | None = None
+
+
+def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str,
+                   dask: bool) -> InferencePlan:
+    """The budget of the inference stage, decided before the fit from public values only.
+
+    >>> plan_inference(0.05, 1.0, 5555, 6, "off", False).eps
+    0.05
+    >>> plan_inference(0.05, 1.0, 5555, 6, "regroup", False).eps
+    0.0
+    """
+    if share <= 0:
+        return InferencePlan(0.0, 0.0)
+    if dask:
+        return InferencePlan(0.0, share, "Tukey intervals are not built for dask frames (the "
+                                         "window counts need the group models on the client)")
+    if identify != "off":
+        return InferencePlan(0.0, share, "Tukey intervals are not built for designs with "
+                                         "factor terms (groups vote only on the coefficients "
+                                         "their rows identify)")
+    if not gate.tukey_passes(m, eps_stage, p):
+        return InferencePlan(0.0, share, gate.tukey_gate_reason(m, eps_stage, p))
+    return InferencePlan(share * eps_stage, share)
+
+
+def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names):
+    """Private ``(column scales, residual scale, n_hat)`` on a random subset of rows."""
+    n, p = X.shape
+    cols = [j for j in range(p) if j != intercept_col]
+    k = len(cols) + 1 + (n_hat is None)
+    each = eps / k
+    if n_hat is None:
+        n_hat = max(private_count(n, each, rng, ledger, stage=STAGE), 1.0)
+    parts = max(1, int(math.ceil(n_hat / SCALE_ROWS)))
+    rows = slice(None) if parts == 1 else (random_groups(n, parts, rng) == 0)
+    Xs, ys = X[rows], y[rows]
+    cen = np.zeros(p) if c is None else c
+    scale = np.ones(p)
+    for j in cols:
+        name = names[j] if names is not None else f"column {j}"
+        scale[j] = private_centre_value(np.abs(Xs[:, j] - cen[j]), each, rng, ledger,
+                                        stage=STAGE, what=f"scale of {name} (median |x - c|)")
+    resid = private_centre_value(np.abs(ys - Xs @ point), each, rng, ledger, stage=STAGE,
+                                 what="residual scale (median |y - x theta|)")
+    return scale, float(resid), float(n_hat)
+
+
+def windows(scale, resid, c, intercept_col, n_hat: float, m: int) -> np.ndarray:
+    """Public guesses of each reported coordinate's median absolute deviation over the models.
+
+    >>> w = windows(np.array([1.0, 2.0]), 0.6745, np.array([0.0, 0.0]), 0, 3300.0, 100)
+    >>> [round(float(v), 3) for v in w]
+    [0.117, 0.042]
+    """
+    p = scale.size
+    ng = n_hat / m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = _MAD * resid / (scale * math.sqrt(max(ng - p - 1.0, 1.0)))
+        if intercept_col is not None:
+            cen = np.zeros(p) if c is None else np.asarray(c, dtype=float)
+            others = np.delete(np.arange(p), intercept_col)
+            w_a = resid / math.sqrt(max(ng, 1.0))
+            w[intercept_col] = math.sqrt(w_a ** 2 + float(np.sum((cen[others] * w[others]) ** 2)))
+    return w
+
+
+def deficient_share(n_hat: float, m: int, p: int) -> float:
+    """Expected share of groups with fewer rows than columns: ``P(Poisson(n/m) < p)`` (group
+    sizes under independent uniform labels; a public function of released ``n_hat``, ``m``,
+    ``p``).
+
+    >>> round(deficient_share(100_000, 16_666, 2), 4), deficient_share(100_000, 5555, 6) < 1e-3
+    (0.0173, True)
+    """
+    return float(poisson.cdf(p - 1, max(float(n_hat), 0.0) / m))
+
+
+def median_shift(share: float) -> float:
+    """Largest shift of the median, in units of the other models' scale, when ``share`` of the
+    models sit on one side (the minimum-norm fits of groups with fewer rows than columns shrink
+    towards 0): the median moves to their ``(0.5 - share) / (1 - share)`` quantile.
+
+    >>> round(median_shift(0.0174), 4)
+    0.0222
+    """
+    s = min(max(float(share), 0.0), 0.49)
+    return max(0.0, float(-ndtri((0.5 - s) / (1.0 - s))))
+
+
+def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePlan,
+                    n_hat, multiplier: float, monotone: bool, rng, ledger,
+                    names=None) -> Inference:
+    """The :class:`~dpstats.estimators.outcome.Inference` of a released Tukey point.
+
+    ``models`` are the (m, p) group models as the mechanism saw them (with a centre ``c``, the
+    intercept coordinate is the prediction at ``c``); ``point`` is the released point on the
+    original scale. Charges ``plan.eps`` to stage ``"inference"``; with ``plan.eps == 0``
+    only the plan's reason (no charge).
+    """
+    p = point.size
+    nan = np.full((p, p), np.nan)
+    if plan.eps <= 0:
+        return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
+                         share=plan.share, covers="")
+    m = models.shape[0]
+    B = np.array(models, dtype=np.float64)
+    if c is not None:               # each group model in the reported coordinates
+        B[:, intercept_col] -= B @ c
+    scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
+                                  SCALE_SHARE * plan.eps, rng, ledger, names)
+    w = windows(scale, resid, c, intercept_col, n_hat, m)
+    finite = np.isfinite(w) & (w > 0)
+    counts = window_counts(B - point, np.where(finite, w, 0.0), (1 - SCALE_SHARE) * plan.eps,
+                           rng, ledger, stage=STAGE,
+                           what="group models within a public window of the released point")
+    q = counts / m
+    ok = finite & (q >= Q_RANGE[0]) & (q <= Q_RANGE[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
+    f = tukey_noise_factor(int(m), int(p), float(multiplier), bool(monotone))
+    short = deficient_share(n_hat, m, p)
+    se = INFLATION * (math.sqrt(f / m) + median_shift(short) / _Z) * sigma
+    cov = nan.copy()
+    np.fill_diagonal(cov, se ** 2)
+    return Inference(
+        cov=cov, share=plan.share, reference=REFERENCE, covers=COVERS,
+        method=(f"Tukey: spread of the {m:,} group models near the released point, private "
+                f"(window counts, {plan.share:.0%} of eps), times sqrt(f/m) with f = {f:.3g} "
+                f"(the median's pi/2 plus the exponential mechanism's noise, by simulation)"
+                + (f", plus {median_shift(short):.2g} sigma_j / 1.96 for the expected "
+                   f"{short:.2g} share of groups with fewer rows than columns (their "
+                   f"minimum-norm models shift the median)" if short >= 1e-6 else "")
+                + ("" if INFLATION == 1 else f", times {INFLATION:g}")
+                + f"; released because the release gate passed (m*eps/columns \u2248 "
+                  f"{gate.tukey_index(m, plan.eps / plan.share, p):,.0f} >= "
+                  f"{gate.TUKEY_THRESHOLD:,.0f}); coefficient correlations are not released"),
+        sigma=resid / _MAD)
