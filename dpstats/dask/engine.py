@@ -23,7 +23,7 @@ fit up to floating-point rounding (sums over partitions add in another order).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,10 +34,12 @@ from .passes import (
     GramPass,
     GroupPass,
     SamplePass,
+    fold_frame,
     full_gram,
     reduce_frame,
     sample_frame,
     seeded_labels,
+    sums_of,
 )
 from .pseudo import LassoVotes
 
@@ -95,6 +97,18 @@ def solve_groups(gram: np.ndarray, xty: np.ndarray, tot: np.ndarray | None = Non
         pinv = np.linalg.pinv(gram[~full], rcond=_RCOND, hermitian=True)
         beta[~full] = np.einsum("gij,gj->gi", pinv, xty[~full])
     return np.ascontiguousarray(beta)
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The end of a group pass, on a worker: ``fn`` of the named group sums
+    (:func:`~dpstats.dask.passes.sums_of`) of ``p`` columns."""
+
+    fn: object
+    p: int
+
+    def __call__(self, acc: np.ndarray):
+        return self.fn(sums_of(acc, self.p))
 
 
 def models_of(sums: dict) -> np.ndarray:
@@ -160,8 +174,8 @@ class Engine:
     def _groups(self, m: int, rng, finish):
         seed = group_seed(rng)
         source = seeded_labels if LABELS is None else LABELS
-        return reduce_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source),
-                            finish=finish)
+        return fold_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source),
+                          Finish(finish, len(self.keep)))
 
     def lasso_votes(self, m: int, k: int, rng) -> np.ndarray:
         """SubLasso's votes of ``m`` random groups (:class:`~dpstats.dask.pseudo.LassoVotes`:
