@@ -12,26 +12,29 @@ package's own Tukey mechanism (:func:`dpstats.estimators.tukey.linear.estimate` 
 that supplies them; centre None: the public design is centred at 0 already).
 
 Test error: ``||b - beta||^2`` (the excess test MSE, as E[xx'] = I) divided by the OLS
-excess ``p / n``; a withheld release counts as infinite (medians are reported). For each
-(p, eps_tukey, n) it fits today's rule ``m = min(n / (3 p), 2^20)`` and ``m = C *
-models_needed(p, eps, delta)`` for C in a grid (only where that is below ``n / (3 p)``).
+excess ``p / n`` (about 1 for OLS on all rows); a withheld release counts as infinite. For
+each (p, eps_tukey, n) it fits today's rule (``m = n / (3 p)``, at most 2^20) and
+``choose_m``'s rule with ``CAP_MULTIPLE = C`` for C in a grid (where that caps m), and reports
+the mean and median ratio and the mean relative to today's.
 
-    nice -n 10 python benchmarks/tukey_models_cap.py [--reps 8] [--p 3,6,11] [--eps 0.5,1]
-        [--n 1e6,1e7,1e8] [--mult 4,16,64,256]
+    nice -n 10 python benchmarks/tukey_models_cap.py [--reps 40] [--reps-today 20]
+        [--settings 3:1,6:1,6:0.5,11:1] [--n 1e6,1e7,1e8,1e9] [--caps 16,64,256] [--check]
 
-Writes benchmarks/results/tukey_models_cap.csv (one row per fit) and prints the medians.
+Writes benchmarks/results/tukey_models_cap.csv (one row per fit) and
+tukey_models_cap_summary.csv, and prints the table.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from dpstats.estimators.tukey.choose_m import MAX_MODELS, ROWS_PER_COLUMN, models_needed
+from dpstats.estimators.tukey.choose_m import MAX_MODELS, ROWS_PER_COLUMN, SAFETY, models_needed
 from dpstats.estimators.tukey.linear import estimate
 
 OUT = Path(__file__).resolve().parent / "results" / "tukey_models_cap.csv"
@@ -128,13 +131,30 @@ def check(reps: int) -> None:
         print(f"  m={m:6d}: {sim:.3f} vs {real:.3f}", flush=True)
 
 
+def rule_m(n: int, p: int, eps: float, cap: int | None) -> int:
+    """``choose_m`` with ``CAP_MULTIPLE = cap`` (None: today's rule, no cap but MAX_MODELS)."""
+    need = math.ceil(SAFETY * models_needed(p, eps, DELTA))
+    m = max(n / (ROWS_PER_COLUMN * p), min(need, n / p))
+    return int(min(m, MAX_MODELS if cap is None else cap * need, MAX_MODELS))
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean and median err/OLS per setting and rule, and the mean relative to today's."""
+    g = df.groupby(["p", "eps", "n", "rule", "m"], sort=False).err_ratio
+    out = g.agg(["mean", "median", "sem", "count"]).reset_index()
+    today = out[out.rule == "today"].set_index(["p", "eps", "n"])["mean"]
+    out["vs_today"] = out["mean"] / today.reindex(list(zip(out.p, out.eps, out.n,
+                                                           strict=True))).to_numpy()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=8)
-    ap.add_argument("--p", default="3,6,11")
-    ap.add_argument("--eps", default="0.5,1")
-    ap.add_argument("--n", default="1e6,1e7,1e8")
-    ap.add_argument("--mult", default="4,16,64,256")
+    ap.add_argument("--reps", type=int, default=40)
+    ap.add_argument("--reps-today", type=int, default=20, help="reps of today's rule")
+    ap.add_argument("--settings", default="3:1,6:1,6:0.5,11:1", help="p:eps pairs")
+    ap.add_argument("--n", default="1e6,1e7,1e8,1e9")
+    ap.add_argument("--caps", default="16,64,256", help="CAP_MULTIPLE values")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--check", action="store_true", help="compare with real-row fits")
     a = ap.parse_args()
@@ -142,25 +162,29 @@ def main() -> None:
         check(max(a.reps, 40))
         return
     rows = []
-    print("      n   p  eps   rule           m   median err/OLS   withheld   seconds", flush=True)
-    for p in [int(v) for v in a.p.split(",")]:
-        for eps in [float(v) for v in a.eps.split(",")]:
-            need = models_needed(p, eps, DELTA)
-            for n in [int(float(v)) for v in a.n.split(",")]:
-                today = int(min(n / (ROWS_PER_COLUMN * p), MAX_MODELS))
-                rules = [("today", today)] + [(f"{c}x", c * need)
-                                              for c in map(int, a.mult.split(","))
-                                              if c * need < today]
-                for rule, m in rules:
-                    t = time.perf_counter()
-                    errs = [one_fit(n, p, eps, m, r) for r in range(a.reps)]
-                    sec = time.perf_counter() - t
-                    rows += [{"n": n, "p": p, "eps": eps, "needed": need, "rule": rule, "m": m,
-                              "rep": r, "err_ratio": e} for r, e in enumerate(errs)]
-                    print(f"{n:>7.0e} {p:3d} {eps:4.2f} {rule:>6s} {m:>11,d} "
-                          f"{np.median(errs):12.3f} {np.mean(np.isinf(errs)):10.2f} "
-                          f"{sec:9.1f}", flush=True)
-                pd.DataFrame(rows).to_csv(a.out, index=False)
+    print("      n   p  eps    rule         m   mean err/OLS (se)   median  withheld  seconds",
+          flush=True)
+    for setting in a.settings.split(","):
+        p, eps = int(setting.split(":")[0]), float(setting.split(":")[1])
+        for n in [int(float(v)) for v in a.n.split(",")]:
+            today = rule_m(n, p, eps, None)
+            rules = [("today", today, a.reps_today)] + [
+                (f"cap{c}", rule_m(n, p, eps, int(c)), a.reps) for c in a.caps.split(",")
+                if rule_m(n, p, eps, int(c)) < today]
+            for rule, m, reps in rules:
+                t = time.perf_counter()
+                errs = np.array([one_fit(n, p, eps, m, r) for r in range(reps)])
+                sec = time.perf_counter() - t
+                rows += [{"n": n, "p": p, "eps": eps, "rule": rule, "m": m, "rep": r,
+                          "err_ratio": e} for r, e in enumerate(errs)]
+                fin = errs[np.isfinite(errs)]
+                print(f"{n:>7.0e} {p:3d} {eps:4.2f} {rule:>7s} {m:>9,d} {fin.mean():10.3f} "
+                      f"({fin.std() / np.sqrt(max(fin.size, 1)):.3f}) {np.median(errs):9.3f} "
+                      f"{np.mean(~np.isfinite(errs)):8.2f} {sec:8.1f}", flush=True)
+            pd.DataFrame(rows).to_csv(a.out, index=False)
+    table = summary(pd.DataFrame(rows))
+    table.to_csv(Path(a.out).with_name(Path(a.out).stem + "_summary.csv"), index=False)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"wrote {a.out}")
 
 

@@ -7,8 +7,10 @@ of a dask frame fold into one array per worker chain (:mod:`dpstats.dask.passes`
 * :func:`add_group_sums`: per-group sufficient statistics of ``(X, y)``, one row of ``acc``
   (m, K) per group: the upper triangle of ``X'X`` (row-major, the order of
   ``np.triu_indices(p)``), ``X'y``, the column sums, the row count, ``sum y`` and ``sum y^2``
-  (``K = p (p + 1) / 2 + 2 p + 3``). Each group's sums add its rows in row order, as
-  ``np.bincount`` with weights does.
+  (``K = p (p + 1) / 2 + 2 p + 3``). Each group's sums add its rows in row order (as
+  ``np.bincount`` with weights does) and then join the accumulator's.
+* :func:`add_cell_keys`: the private centre's cell-key counts of a column (the stand-ins of
+  :func:`dpstats.mechanisms.centre.centre_cells`, from each value's bits).
 * :func:`add_log_histograms`: counts of every column over the fixed log-scale grid of
   :func:`dpstats.mechanisms.gdp.log_grid_index` (the same cell for every value: the index is
   computed by the same formula, ``floor(c log2 |v|)`` clipped, mirrored for negatives).
@@ -26,7 +28,8 @@ from numba import njit
 
 from .runtime import watch_compiles
 
-__all__ = ["add_group_sums", "add_log_histograms", "group_sums_width", "group_sums_reference"]
+__all__ = ["add_group_sums", "add_log_histograms", "add_cell_keys", "group_sums_width",
+           "group_sums_reference", "DIRECT_MAX"]
 
 
 def group_sums_width(p: int) -> int:
@@ -38,28 +41,69 @@ def group_sums_width(p: int) -> int:
     return p * (p + 1) // 2 + 2 * p + 3
 
 
+#: Accumulators with at most this many entries (1 MB) take the rows in order.
+DIRECT_MAX = 1 << 17
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_row(row: np.ndarray, X: np.ndarray, y: np.ndarray, i: int, p: int) -> None:
+    yi = y[i]
+    k = 0
+    for a in range(p):
+        xa = X[i, a]
+        for b in range(a, p):
+            row[k] += xa * X[i, b]
+            k += 1
+    for a in range(p):
+        row[k + a] += X[i, a] * yi
+    k += p
+    for a in range(p):
+        row[k + a] += X[i, a]
+    k += p
+    row[k] += 1.0
+    row[k + 1] += yi
+    row[k + 2] += yi * yi
+
+
 @njit(cache=True, nogil=True)
 def add_group_sums(acc: np.ndarray, X: np.ndarray, y: np.ndarray, labels: np.ndarray) -> None:
-    """Add every row of ``(X, y)`` to its group's row of ``acc`` (see the module docstring)."""
+    """Add every row of ``(X, y)`` to its group's row of ``acc`` (see the module docstring).
+
+    A small ``acc`` (at most :data:`DIRECT_MAX` entries, cache-resident) takes each row in
+    turn. A larger one is visited group by group (a stable counting sort of the labels), each
+    group's sums built in a small buffer and added to ``acc`` once: ``acc`` is then read and
+    written in order instead of at a random row per data row, whose cache misses dominated
+    (measured 1.3 s against 0.9 s for 1e6 rows into 72,960 groups of 10 columns, 0.26 s
+    against 0.87 s into 1,000 groups).
+    """
     n, p = X.shape
+    m, width = acc.shape
+    if m * width <= DIRECT_MAX:
+        for i in range(n):
+            _add_row(acc[labels[i]], X, y, i, p)
+        return
+    starts = np.zeros(m + 1, dtype=np.int64)
     for i in range(n):
-        row = acc[labels[i]]
-        yi = y[i]
-        k = 0
-        for a in range(p):
-            xa = X[i, a]
-            for b in range(a, p):
-                row[k] += xa * X[i, b]
-                k += 1
-        for a in range(p):
-            row[k + a] += X[i, a] * yi
-        k += p
-        for a in range(p):
-            row[k + a] += X[i, a]
-        k += p
-        row[k] += 1.0
-        row[k + 1] += yi
-        row[k + 2] += yi * yi
+        starts[labels[i] + 1] += 1
+    for g in range(m):
+        starts[g + 1] += starts[g]
+    fill = starts[:m].copy()
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        g = labels[i]
+        order[fill[g]] = i
+        fill[g] += 1
+    buf = np.empty(width)
+    for g in range(m):
+        lo, hi = starts[g], starts[g + 1]
+        if lo == hi:
+            continue
+        buf[:] = 0.0
+        for r in range(lo, hi):
+            _add_row(buf, X, y, order[r], p)
+        row = acc[g]
+        for k in range(width):
+            row[k] += buf[k]
 
 
 @njit(cache=True, nogil=True)
@@ -76,11 +120,36 @@ def add_log_histograms(counts: np.ndarray, cols: np.ndarray, per_octave: int,
         for j in range(k):
             v = cols[i, j]
             if v > 0.0 or v < 0.0:
-                c = math.floor(per_octave * math.log2(abs(v)))
-                c = min(max(c, lo), hi) - lo
+                e = np.floor(per_octave * math.log2(abs(v)))        # a float: inf stays
+                c = hi if e >= hi else (lo if e <= lo else int(e))
+                c -= lo
                 counts[j, zero + 1 + c if v > 0.0 else zero - 1 - c] += 1
             else:                  # zero (and NaN, as log_grid_index puts it)
                 counts[j, zero] += 1
+
+
+@njit(cache=True, nogil=True)
+def add_cell_keys(counts: np.ndarray, bits: np.ndarray, min_bits: int, max_bits: int,
+                  low_bits: int, half_keys: int) -> None:
+    """Add the signed cell key counts of one column (``bits``: its float64 values viewed as
+    int64) to ``counts``: the keys of the private centre's stand-ins
+    (:data:`dpstats.mechanisms.centre.CELL_KEYS`, :func:`~dpstats.mechanisms.centre.
+    cells_from_counts` turns them into values), computed from each value's bits."""
+    mask = (1 << low_bits) - 1
+    for i in range(bits.shape[0]):
+        b = bits[i]
+        mag = b & 0x7FFFFFFFFFFFFFFF
+        neg = b < 0 and mag != 0          # -0.0 is zero, not negative
+        if mag == 0:
+            key = -1
+        elif mag < min_bits:
+            key = 0
+        elif mag >= max_bits:
+            key = half_keys + 2
+        else:
+            off = mag - min_bits
+            key = 2 * (off >> low_bits) + (1 if off & mask else 0) + 2
+        counts[half_keys + 2 - key if neg else half_keys + 4 + key] += 1
 
 
 def group_sums_reference(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> np.ndarray:

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..formula.discovery import level_histograms
 from ..mechanisms.bounds import to_unit
-from ..mechanisms.centre import centre_cells, merge_cells
-from ..mechanisms.gdp import CELLS_PER_OCTAVE, grid_cells, log_histograms
+from ..mechanisms.centre import CELL_KEYS, cells_from_counts, merge_cells
+from ..mechanisms.gdp import CELLS_PER_OCTAVE, grid_cells
 from ..mechanisms.sampling import seeded_groups, seeded_sample
 from .design import PartitionDesign
 
@@ -63,6 +63,7 @@ def log_counts(cols: np.ndarray) -> np.ndarray:
     """:func:`~dpstats.mechanisms.gdp.log_histograms` of ``cols`` by the one-pass kernel
     (:func:`dpstats._kernels.partition_sums.add_log_histograms`: the same cells).
 
+    >>> from dpstats.mechanisms.gdp import log_histograms
     >>> cols = np.array([[-3.0, 0.0], [1.5, 2.0]])
     >>> bool((log_counts(cols) == log_histograms(cols)).all())
     True
@@ -74,6 +75,28 @@ def log_counts(cols: np.ndarray) -> np.ndarray:
     add_log_histograms(counts, np.ascontiguousarray(cols, dtype=np.float64), CELLS_PER_OCTAVE,
                        octaves)
     return counts.astype(np.float64)
+
+
+def column_cells(X: np.ndarray) -> list:
+    """:func:`~dpstats.mechanisms.centre.centre_cells` of every column of ``X`` by the
+    one-pass kernel (:func:`dpstats._kernels.partition_sums.add_cell_keys`: the same cells).
+
+    >>> from dpstats.mechanisms.centre import centre_cells
+    >>> X = np.array([[1.0, -0.0], [1.0001, -3.0], [1e30, 2.0]])
+    >>> all(bool((a[0] == b[0]).all() and (a[1] == b[1]).all())
+    ...     for a, b in zip(column_cells(X), [centre_cells(X[:, j]) for j in range(2)]))
+    True
+    """
+    from .._kernels.partition_sums import add_cell_keys
+    lo, hi, low, half = CELL_KEYS
+    counts = np.zeros(2 * half + 7, dtype=np.int64)
+    out = []
+    for j in range(X.shape[1]):
+        counts[:] = 0
+        add_cell_keys(counts, np.ascontiguousarray(X[:, j], dtype=np.float64).view(np.int64),
+                      lo, hi, low, half)
+        out.append(cells_from_counts(counts))
+    return out
 
 
 def _unique(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +130,7 @@ class FirstPass:
         X, y = self.design(pdf)
         out = {"n": int(X.shape[0]), "hist": log_counts(np.column_stack([X, y]))}
         if self.centre:
-            out["cells"] = [centre_cells(X[:, j]) for j in range(X.shape[1])]
+            out["cells"] = column_cells(X)
             out["raw"] = [_unique(X[:, j]) for j in range(X.shape[1])] \
                 if X.shape[0] < RAW_MAX_ROWS else None
         return out
