@@ -2,15 +2,21 @@
 
 For each size (rows x 10 float64 columns, folders written by ``benchmarks/dask_data.py`` in
 /work/dask_data) and each number of workers (LocalCluster, worker processes, one thread each):
-one full pass (``ddf.sum().compute()``, and a pass that reads every value, after a warm-up
-pass; the pass count divides by the latter), the default fit (``select=
-"auto"``, method "tukey" on this branch) and AdaSSP and BAS (T=100 rounds: one pass each) with
-the same selection, on dask, in the same run; the fit's time as a multiple of one pass; rows
-per second; the peak RSS of the client and of each worker during the fit (psutil, sampled
-every 0.1 s); and, up to 1e7 rows, the pandas fit of the same data (after a fit on 5000 rows
-that compiles the kernels), with test R^2 on a fresh sample of the same public model.
+one full pass, the default fit (``method="auto"``, ``select="auto"``) and AdaSSP and BAS
+(T=100 rounds: one pass each) with the same selection, on dask, in the same run; the fit's time
+as a multiple of one pass; each stage's wall time (every pass over the frame, by kind, and the
+client's own work); rows per second; the peak RSS of the client and of each worker during the
+fit (psutil, sampled every 0.1 s); and, up to 1e7 rows, the pandas fit of the same data (after
+a fit on 5000 rows that compiles the kernels), with test R^2 on a fresh sample of the same
+public model.
 
-    nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2]
+The one-pass reference (``pass_seconds``) reads every partition from parquet and sums all its
+values on the workers (:func:`read_pass`): the least a pass over the data costs. It is the
+median of three runs after a warm-up run (one run was 0.04 s at 1e7 rows once, when the
+machine's load dropped: a median is steadier). ``ddf.sum().compute()`` is reported beside it
+(``sum_seconds``, median of three as well).
+
+    nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2] [--fits ...]
 
 Writes benchmarks/results/dask_scale.csv (rows of other sizes already there are kept).
 """
@@ -77,6 +83,46 @@ def read_pass(ddf) -> float:
                               for part in ddf.to_delayed()]))
 
 
+class Stages:
+    """Wall time of every pass a fit makes over the frame (``reduce_frame``, ``fold_frame``,
+    ``sample_frame`` of :mod:`dpstats.dask`, wrapped where they are called), by pass kind."""
+
+    def __init__(self):
+        import importlib
+        self.log = []
+        self.mods = [importlib.import_module(f"dpstats.dask.{m}")
+                     for m in ("passes", "engine", "run", "select")]
+        self.saved = []
+
+    def _wrap(self, fn):
+        def timed_pass(ddf, pass_, *args, **kwargs):
+            t = time.perf_counter()
+            out = fn(ddf, pass_, *args, **kwargs)
+            self.log.append((type(pass_).__name__, time.perf_counter() - t))
+            return out
+        return timed_pass
+
+    def __enter__(self):
+        for mod in self.mods:
+            for name in ("reduce_frame", "fold_frame", "sample_frame"):
+                if hasattr(mod, name):
+                    self.saved.append((mod, name, getattr(mod, name)))
+                    setattr(mod, name, self._wrap(getattr(mod, name)))
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, fn in self.saved:
+            setattr(mod, name, fn)
+
+    def summary(self, total: float) -> str:
+        parts = [f"{name}={sec:.2f}" for name, sec in self.log]
+        return ";".join(parts + [f"client={total - sum(sec for _, sec in self.log):.2f}"])
+
+
+def median_of(fn, runs: int = 3) -> float:
+    return float(pd.Series([timed(fn)[1] for _ in range(runs)]).median())
+
+
 def timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -92,12 +138,12 @@ def run_case(rows: int, workers: int, test: pd.DataFrame) -> list[dict]:
                       dashboard_address=None) as cluster, Client(cluster) as client:
         ddf = dd.read_parquet(folder)
         workers_pids = list(client.run(os.getpid).values())
-        ddf.sum().compute()                       # warm the workers (imports, file handles)
-        _, t_sum = timed(lambda: ddf.sum().compute())
-        _, t_pass = timed(lambda: read_pass(ddf))
+        read_pass(ddf)                            # warm the workers (imports, file handles)
+        t_pass = median_of(lambda: read_pass(ddf))
+        t_sum = median_of(lambda: ddf.sum().compute())
         dp.dp_lm(FORMULA, ddf.partitions[0], eps=1.0, random_state=0)   # warm the imports
         for name, kw in CASES:
-            with Peak([os.getpid(), *workers_pids]) as peak:
+            with Peak([os.getpid(), *workers_pids]) as peak, Stages() as stages:
                 fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, ddf, eps=1.0, random_state=1,
                                                      **kw))
             r2 = fit.score(test) if fit.released else float("nan")
@@ -107,12 +153,15 @@ def run_case(rows: int, workers: int, test: pd.DataFrame) -> list[dict]:
                         "selected": ",".join(fit.selected), "seconds": t,
                         "sum_seconds": t_sum, "pass_seconds": t_pass,
                         "passes": t / t_pass, "rows_per_s": rows / t,
+                        "stages": stages.summary(t), "method": fit.method,
+                        "m": getattr(fit, "m", None),
                         "client_peak_mb": client_mb,
                         "worker_peak_mb": ";".join(f"{w:.0f}" for w in worker_mb),
                         "test_r2": r2})
             print(f"{rows:>11,} {workers} dask   {name:8s} {t:8.2f}s  {t / t_pass:6.2f} passes "
                   f"R2={r2:.4f} client {client_mb:6.0f} MB workers "
-                  f"{'/'.join(f'{w:.0f}' for w in worker_mb)} MB", flush=True)
+                  f"{'/'.join(f'{w:.0f}' for w in worker_mb)} MB  [{stages.summary(t)}]",
+                  flush=True)
     return out
 
 

@@ -7,8 +7,8 @@ of a dask frame fold into one array per worker chain (:mod:`dpstats.dask.passes`
 * :func:`add_group_sums`: per-group sufficient statistics of ``(X, y)``, one row of ``acc``
   (m, K) per group: the upper triangle of ``X'X`` (row-major, the order of
   ``np.triu_indices(p)``), ``X'y``, the column sums, the row count, ``sum y`` and ``sum y^2``
-  (``K = p (p + 1) / 2 + 2 p + 3``). Each group's sums add its rows in row order (as
-  ``np.bincount`` with weights does) and then join the accumulator's.
+  (``K = p (p + 1) / 2 + 2 p + 3``), by one small matrix product per group (equal to the
+  row-by-row sums up to rounding).
 * :func:`add_cell_keys`: the private centre's cell-key counts of a column (the stand-ins of
   :func:`dpstats.mechanisms.centre.centre_cells`, from each value's bits).
 * :func:`add_log_histograms`: counts of every column over the fixed log-scale grid of
@@ -29,7 +29,7 @@ from numba import njit
 from .runtime import watch_compiles
 
 __all__ = ["add_group_sums", "add_log_histograms", "add_cell_keys", "group_sums_width",
-           "group_sums_reference", "DIRECT_MAX"]
+           "group_sums_reference", "CHUNK_ROWS"]
 
 
 def group_sums_width(p: int) -> int:
@@ -41,47 +41,22 @@ def group_sums_width(p: int) -> int:
     return p * (p + 1) // 2 + 2 * p + 3
 
 
-#: Accumulators with at most this many entries (1 MB) take the rows in order.
-DIRECT_MAX = 1 << 17
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _add_row(row: np.ndarray, X: np.ndarray, y: np.ndarray, i: int, p: int) -> None:
-    yi = y[i]
-    k = 0
-    for a in range(p):
-        xa = X[i, a]
-        for b in range(a, p):
-            row[k] += xa * X[i, b]
-            k += 1
-    for a in range(p):
-        row[k + a] += X[i, a] * yi
-    k += p
-    for a in range(p):
-        row[k + a] += X[i, a]
-    k += p
-    row[k] += 1.0
-    row[k + 1] += yi
-    row[k + 2] += yi * yi
+#: Rows of a group multiplied at once (bounds the kernel's scratch memory).
+CHUNK_ROWS = 4096
 
 
 @njit(cache=True, nogil=True)
 def add_group_sums(acc: np.ndarray, X: np.ndarray, y: np.ndarray, labels: np.ndarray) -> None:
     """Add every row of ``(X, y)`` to its group's row of ``acc`` (see the module docstring).
 
-    A small ``acc`` (at most :data:`DIRECT_MAX` entries, cache-resident) takes each row in
-    turn. A larger one is visited group by group (a stable counting sort of the labels), each
-    group's sums built in a small buffer and added to ``acc`` once: ``acc`` is then read and
-    written in order instead of at a random row per data row, whose cache misses dominated
-    (measured 1.3 s against 0.9 s for 1e6 rows into 72,960 groups of 10 columns, 0.26 s
-    against 0.87 s into 1,000 groups).
+    The rows are visited group by group (a stable counting sort of the labels); a group's rows
+    ``Z = [X, y, 1]`` (in chunks of :data:`CHUNK_ROWS`) give every sum at once as ``Z'Z`` (one
+    small matrix product), added to the group's row of ``acc``: ``acc`` is read and written in
+    order, not at a random row per data row (whose cache misses dominated), and the products run
+    in BLAS (1e6 rows x 10 columns into 33,333 groups: 0.07 s of CPU against 0.26 s row by row).
     """
     n, p = X.shape
-    m, width = acc.shape
-    if m * width <= DIRECT_MAX:
-        for i in range(n):
-            _add_row(acc[labels[i]], X, y, i, p)
-        return
+    m = acc.shape[0]
     starts = np.zeros(m + 1, dtype=np.int64)
     for i in range(n):
         starts[labels[i] + 1] += 1
@@ -93,17 +68,37 @@ def add_group_sums(acc: np.ndarray, X: np.ndarray, y: np.ndarray, labels: np.nda
         g = labels[i]
         order[fill[g]] = i
         fill[g] += 1
-    buf = np.empty(width)
+    Z = np.empty((CHUNK_ROWS, p + 2))
     for g in range(m):
-        lo, hi = starts[g], starts[g + 1]
-        if lo == hi:
-            continue
-        buf[:] = 0.0
-        for r in range(lo, hi):
-            _add_row(buf, X, y, order[r], p)
-        row = acc[g]
-        for k in range(width):
-            row[k] += buf[k]
+        for lo in range(starts[g], starts[g + 1], CHUNK_ROWS):
+            q = min(CHUNK_ROWS, starts[g + 1] - lo)
+            for r in range(q):
+                i = order[lo + r]
+                for a in range(p):
+                    Z[r, a] = X[i, a]
+                Z[r, p] = y[i]
+                Z[r, p + 1] = 1.0
+            Zg = Z[:q]
+            _add_products(acc[g], Zg.T @ Zg, p)
+
+
+@njit(cache=True, nogil=True)
+def _add_products(row: np.ndarray, G: np.ndarray, p: int) -> None:
+    """Add ``G = Z'Z`` of ``Z = [X, y, 1]`` to an accumulator row, in its order."""
+    k = 0
+    for a in range(p):
+        for b in range(a, p):
+            row[k] += G[a, b]
+            k += 1
+    for a in range(p):
+        row[k + a] += G[a, p]
+    k += p
+    for a in range(p):
+        row[k + a] += G[a, p + 1]
+    k += p
+    row[k] += G[p + 1, p + 1]
+    row[k + 1] += G[p, p + 1]
+    row[k + 2] += G[p, p]
 
 
 @njit(cache=True, nogil=True)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dpstats._kernels.partition_sums import (
-    DIRECT_MAX,
+    CHUNK_ROWS,
     add_group_sums,
     group_sums_reference,
     group_sums_width,
@@ -44,20 +44,21 @@ def awkward(n: int = 20_000, p: int = 5, seed: int = 0) -> np.ndarray:
     return X
 
 
-@pytest.mark.parametrize("m", [7, 40_000])     # below and above the direct path's size
+@pytest.mark.parametrize("m", [1, 7, 40_000])     # groups of more and fewer rows than a chunk
 def test_group_sums_equal_bincount(m):
     rng = np.random.default_rng(1)
-    X, y = rng.normal(size=(30_000, 4)), rng.normal(size=30_000)
+    X, y = rng.normal(size=(30_000, 4)) * [1.0, 1e3, 1e-3, 5.0], rng.normal(size=30_000)
     labels = rng.integers(0, m, 30_000)
-    assert (m * group_sums_width(4) <= DIRECT_MAX) == (m == 7)
+    assert (30_000 / m > CHUNK_ROWS) == (m < 8)
     acc = np.zeros((m, group_sums_width(4)))
     add_group_sums(acc, X, y, labels)
     ref = group_sums_reference(X, y, labels, m)
-    np.testing.assert_array_equal(acc, ref)
+    np.testing.assert_allclose(acc, ref, rtol=1e-11, atol=1e-9)
     s = sums_of(acc, 4)
-    g = labels == 3
-    np.testing.assert_allclose(s["xty"][:, 3], X[g].T @ y[g], rtol=1e-12)
-    assert s["count"][3] == g.sum() and np.isclose(s["yy"][3], y[g] @ y[g])
+    j = min(3, m - 1)
+    g = labels == j
+    np.testing.assert_allclose(s["xty"][:, j], X[g].T @ y[g], rtol=1e-11)
+    assert s["count"][j] == g.sum() and np.isclose(s["yy"][j], y[g] @ y[g])
 
 
 @pytest.mark.parametrize("m", [7, 40_000])
