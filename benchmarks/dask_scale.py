@@ -11,10 +11,12 @@ a fit on 5000 rows that compiles the kernels), with test R^2 on a fresh sample o
 public model.
 
 The one-pass reference (``pass_seconds``) reads every partition from parquet and sums all its
-values on the workers (:func:`read_pass`): the least a pass over the data costs. It is the
-median of three runs after a warm-up run (one run was 0.04 s at 1e7 rows once, when the
-machine's load dropped: a median is steadier). ``ddf.sum().compute()`` is reported beside it
-(``sum_seconds``, median of three as well).
+values on the workers (:func:`read_pass`): the least a pass over the data costs. The machine is
+shared (the load average is recorded: ``load``), so each fit is bracketed by a reference pass
+right before and right after it, and its pass count divides by their mean (after a warm-up
+pass; the old single ``ddf.sum()`` figure, 0.04 s at 1e7 rows, had been answered without reading
+the data). ``ddf.sum().compute()`` is reported beside it (``sum_seconds``, once, after warm-up;
+``--no-sum`` skips it).
 
     nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2] [--fits ...]
 
@@ -41,6 +43,8 @@ OUT = Path(__file__).resolve().parent / "results" / "dask_scale.csv"
 FORMULA = "y ~ ."
 METHODS = ("tukey", "adassp", "bas")
 PANDAS_MAX = 10_000_000
+#: Time ``ddf.sum().compute()`` too (``--no-sum``: not).
+SUM = True
 #: The default fit (select="auto": SubLasso at these sizes, k=5; method "tukey") and each
 #: method with the same selection.
 CASES = [("default", {})] + [(m, {"method": m}) for m in METHODS if m != "tukey"]
@@ -119,10 +123,6 @@ class Stages:
         return ";".join(parts + [f"client={total - sum(sec for _, sec in self.log):.2f}"])
 
 
-def median_of(fn, runs: int = 3) -> float:
-    return float(pd.Series([timed(fn)[1] for _ in range(runs)]).median())
-
-
 def timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -139,13 +139,16 @@ def run_case(rows: int, workers: int, test: pd.DataFrame) -> list[dict]:
         ddf = dd.read_parquet(folder)
         workers_pids = list(client.run(os.getpid).values())
         read_pass(ddf)                            # warm the workers (imports, file handles)
-        t_pass = median_of(lambda: read_pass(ddf))
-        t_sum = median_of(lambda: ddf.sum().compute())
+        t_sum = timed(lambda: ddf.sum().compute())[1] if SUM else float("nan")
         dp.dp_lm(FORMULA, ddf.partitions[0], eps=1.0, random_state=0)   # warm the imports
+        before = timed(lambda: read_pass(ddf))[1]
         for name, kw in CASES:
+            load = os.getloadavg()[0]
             with Peak([os.getpid(), *workers_pids]) as peak, Stages() as stages:
                 fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, ddf, eps=1.0, random_state=1,
                                                      **kw))
+            after = timed(lambda: read_pass(ddf))[1]
+            t_pass, before = (before + after) / 2, after
             r2 = fit.score(test) if fit.released else float("nan")
             client_mb = peak.peak[os.getpid()]
             worker_mb = [peak.peak[pid] for pid in workers_pids]
@@ -154,13 +157,15 @@ def run_case(rows: int, workers: int, test: pd.DataFrame) -> list[dict]:
                         "sum_seconds": t_sum, "pass_seconds": t_pass,
                         "passes": t / t_pass, "rows_per_s": rows / t,
                         "stages": stages.summary(t), "method": fit.method,
+                        "load": (load + os.getloadavg()[0]) / 2,
                         "m": getattr(fit, "m", None),
                         "client_peak_mb": client_mb,
                         "worker_peak_mb": ";".join(f"{w:.0f}" for w in worker_mb),
                         "test_r2": r2})
             print(f"{rows:>11,} {workers} dask   {name:8s} {t:8.2f}s  {t / t_pass:6.2f} passes "
                   f"R2={r2:.4f} client {client_mb:6.0f} MB workers "
-                  f"{'/'.join(f'{w:.0f}' for w in worker_mb)} MB  [{stages.summary(t)}]",
+                  f"{'/'.join(f'{w:.0f}' for w in worker_mb)} MB  pass {t_pass:.2f}s "
+                  f"load {load:.1f} [{stages.summary(t)}]",
                   flush=True)
     return out
 
@@ -173,6 +178,8 @@ def pandas_case(rows: int, test: pd.DataFrame) -> list[dict]:
         fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, df, eps=1.0, random_state=1, **kw))
         r2 = fit.score(test) if fit.released else float("nan")
         out.append({"rows": rows, "workers": 0, "engine": "pandas", "fit": name,
+                    "method": fit.method, "m": getattr(fit, "m", None),
+                    "load": os.getloadavg()[0],
                     "selected": ",".join(fit.selected), "seconds": t, "rows_per_s": rows / t,
                     "test_r2": r2})
         print(f"{rows:>11,} - pandas {name:8s} {t:8.2f}s  R2={r2:.4f}", flush=True)
@@ -184,7 +191,11 @@ def main() -> None:
     ap.add_argument("--rows", default="1e6,1e7")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--fits", default=",".join(name for name, _ in CASES))
+    ap.add_argument("--no-sum", action="store_true")
+    ap.add_argument("--no-pandas", action="store_true")
     args = ap.parse_args()
+    global SUM
+    SUM = not args.no_sum
     CASES[:] = [case for case in CASES if case[0] in args.fits.split(",")]
     test = chunk(10_000, 200_000)              # a fresh public sample of the same model
     rows_list = [int(float(r)) for r in args.rows.split(",")]
@@ -194,7 +205,7 @@ def main() -> None:
     for rows in rows_list:
         for workers in workers_list:             # dask first: the client holds no frame yet
             records += run_case(rows, workers, test)
-        if rows <= PANDAS_MAX:
+        if rows <= PANDAS_MAX and not args.no_pandas:
             records += pandas_case(rows, test)
     new = pd.DataFrame(records)
     if OUT.exists():

@@ -10,7 +10,9 @@ with no rows, and asks the engine for the statistics its releases read:
   pass, :class:`~dpstats.dask.passes.GramPass`);
 * ``cells(j)``: column ``j``'s distinct values and counts for the private centre;
 * ``fit_models(X, y, m, rng)``: the Tukey mechanism's ``m`` group fits, from per-group Gram
-  matrices (one pass, :class:`~dpstats.dask.passes.GroupPass`). The group labels are random:
+  matrices (one pass, :class:`~dpstats.dask.passes.GroupPass`: each partition's group sums by
+  one numba kernel, folded into one accumulator per worker chain, never one (m, K) array per
+  partition; the m small systems are solved on a worker). The group labels are random:
   one seed is drawn on the client by :func:`~dpstats.mechanisms.sampling.group_seed`, and each
   partition draws its rows' labels from its own generator spawned from it, so every row's
   label is uniform and independent of the data and of the partitioning. Each group's model is
@@ -87,12 +89,12 @@ def solve_groups(gram: np.ndarray, xty: np.ndarray, tot: np.ndarray | None = Non
     d = np.sqrt(np.einsum("gii->gi", gram))
     s = np.where(d > 0, d, 1.0)
     A = gram / (s[:, :, None] * s[:, None, :])
-    w, V = np.linalg.eigh(A)
+    w = np.linalg.eigvalsh(A)                     # the rank test only (half of eigh's cost)
     full = w[:, 0] > _RCOND * np.maximum(w[:, -1], 0.0)
     beta = np.zeros_like(xty)
     if full.any():
-        b = np.einsum("gij,gj->gi", V[full].transpose(0, 2, 1), xty[full] / s[full])
-        beta[full] = np.einsum("gij,gj->gi", V[full], b / w[full]) / s[full]
+        beta[full] = np.linalg.solve(A[full], (xty[full] / s[full])[:, :, None])[:, :, 0] \
+            / s[full]
     if (~full).any():
         pinv = np.linalg.pinv(gram[~full], rcond=_RCOND, hermitian=True)
         beta[~full] = np.einsum("gij,gj->gi", pinv, xty[~full])

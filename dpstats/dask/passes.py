@@ -3,9 +3,13 @@
 Each pass is a picklable object called on the workers as ``pass_(partition, index)``; it
 builds the partition's design (:class:`~dpstats.dask.design.PartitionDesign`) and returns
 statistics whose size does not grow with the rows (counts, histograms over public grids,
-distinct-value counts on the centre's public grid, Gram matrices). :func:`reduce_frame` adds
-them up in a tree, on the workers; only the total comes back to the client. None of them is a
-release: the mechanisms of :mod:`dpstats.mechanisms` release them on the client.
+distinct-value counts on the centre's public grid, Gram matrices), computed by one-pass numba
+kernels where numpy would make several passes (:mod:`dpstats._kernels.partition_sums`: the
+same values). :func:`reduce_frame` adds them up in a tree, on the workers; the per-group sums,
+whose size grows with the number of groups, are folded instead (:func:`fold_frame`: one
+accumulator per worker chain). Only the total, or what a finishing step computes from it on a
+worker, comes back to the client. None of them is a release: the mechanisms of
+:mod:`dpstats.mechanisms` release them on the client.
 """
 
 from __future__ import annotations
