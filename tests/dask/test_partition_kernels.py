@@ -97,3 +97,28 @@ def test_models_capped_at_large_n():
     assert choose_m(1e12, p, eps, delta) == cap
     assert choose_m(3 * p * cap - 3 * p, p, eps, delta) < cap          # continuous up to it
     assert choose_m(2_000, p, eps, delta) == min(need, 2_000 // p)     # small n: unchanged
+
+
+def test_fold_frame_is_independent_of_chains_and_partitions():
+    """A group pass folded in 1, 2 or 3 chains over 1 or 5 partitions sums the same rows."""
+    import pandas as pd
+
+    dd = pytest.importorskip("dask.dataframe")
+    from dpstats.dask.design import PartitionDesign
+    from dpstats.dask.passes import GroupPass, fold_frame
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x1": rng.normal(size=3000), "x2": rng.uniform(size=3000)})
+    df["y"] = df.x1 - df.x2 + rng.normal(size=3000)
+    u = rng.random(3000)
+
+    def labels(part, index, n, m, seed):          # by row: the same whatever the partitioning
+        return (u[np.asarray(index)] * m).astype(np.int64)
+
+    gp = GroupPass(PartitionDesign("y ~ x1 + x2", "lm", ("Intercept", "x1", "x2")),
+                   (0, 1, 2), 50, 0, labels)
+    X = np.column_stack([np.ones(3000), df.x1, df.x2])
+    want = group_sums_reference(X, df.y.to_numpy(), (u * 50).astype(np.int64), 50)
+    for parts, chains in ((1, 1), (5, 1), (5, 2), (5, 3)):
+        got = fold_frame(dd.from_pandas(df, npartitions=parts), gp, np.copy, chains=chains)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
