@@ -2,15 +2,23 @@
 
 For each size (rows x 10 float64 columns, folders written by ``benchmarks/dask_data.py`` in
 /work/dask_data) and each number of workers (LocalCluster, worker processes, one thread each):
-one full pass (``ddf.sum().compute()``, and a pass that reads every value, after a warm-up
-pass; the pass count divides by the latter), the default fit (``select=
-"auto"``, method "tukey" on this branch) and AdaSSP and BAS (T=100 rounds: one pass each) with
-the same selection, on dask, in the same run; the fit's time as a multiple of one pass; rows
-per second; the peak RSS of the client and of each worker during the fit (psutil, sampled
-every 0.1 s); and, up to 1e7 rows, the pandas fit of the same data (after a fit on 5000 rows
-that compiles the kernels), with test R^2 on a fresh sample of the same public model.
+one full pass, the default fit (``method="auto"``, ``select="auto"``) and AdaSSP and BAS
+(T=100 rounds: one pass each) with the same selection, on dask, in the same run; the fit's time
+as a multiple of one pass; each stage's wall time (every pass over the frame, by kind, and the
+client's own work); rows per second; the peak RSS of the client and of each worker during the
+fit (psutil, sampled every 0.1 s); and, up to 1e7 rows, the pandas fit of the same data (after
+a fit on 5000 rows that compiles the kernels), with test R^2 on a fresh sample of the same
+public model.
 
-    nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2]
+The one-pass reference (``pass_seconds``) reads every partition from parquet and sums all its
+values on the workers (:func:`read_pass`): the least a pass over the data costs. The machine is
+shared (the load average is recorded: ``load``), so each fit is bracketed by a reference pass
+right before and right after it, and its pass count divides by their mean (after a warm-up
+pass; the old single ``ddf.sum()`` figure, 0.04 s at 1e7 rows, had been answered without reading
+the data). ``ddf.sum().compute()`` is reported beside it (``sum_seconds``, once, after warm-up;
+``--no-sum`` skips it).
+
+    nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2] [--fits ...]
 
 Writes benchmarks/results/dask_scale.csv (rows of other sizes already there are kept).
 """
@@ -35,6 +43,8 @@ OUT = Path(__file__).resolve().parent / "results" / "dask_scale.csv"
 FORMULA = "y ~ ."
 METHODS = ("tukey", "adassp", "bas")
 PANDAS_MAX = 10_000_000
+#: Time ``ddf.sum().compute()`` too (``--no-sum``: not).
+SUM = True
 #: The default fit (select="auto": SubLasso at these sizes, k=5; method "tukey") and each
 #: method with the same selection.
 CASES = [("default", {})] + [(m, {"method": m}) for m in METHODS if m != "tukey"]
@@ -77,6 +87,42 @@ def read_pass(ddf) -> float:
                               for part in ddf.to_delayed()]))
 
 
+class Stages:
+    """Wall time of every pass a fit makes over the frame (``reduce_frame``, ``fold_frame``,
+    ``sample_frame`` of :mod:`dpstats.dask`, wrapped where they are called), by pass kind."""
+
+    def __init__(self):
+        import importlib
+        self.log = []
+        self.mods = [importlib.import_module(f"dpstats.dask.{m}")
+                     for m in ("passes", "engine", "run", "select")]
+        self.saved = []
+
+    def _wrap(self, fn):
+        def timed_pass(ddf, pass_, *args, **kwargs):
+            t = time.perf_counter()
+            out = fn(ddf, pass_, *args, **kwargs)
+            self.log.append((type(pass_).__name__, time.perf_counter() - t))
+            return out
+        return timed_pass
+
+    def __enter__(self):
+        for mod in self.mods:
+            for name in ("reduce_frame", "fold_frame", "sample_frame"):
+                if hasattr(mod, name):
+                    self.saved.append((mod, name, getattr(mod, name)))
+                    setattr(mod, name, self._wrap(getattr(mod, name)))
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, fn in self.saved:
+            setattr(mod, name, fn)
+
+    def summary(self, total: float) -> str:
+        parts = [f"{name}={sec:.2f}" for name, sec in self.log]
+        return ";".join(parts + [f"client={total - sum(sec for _, sec in self.log):.2f}"])
+
+
 def timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -92,14 +138,17 @@ def run_case(rows: int, workers: int, test: pd.DataFrame) -> list[dict]:
                       dashboard_address=None) as cluster, Client(cluster) as client:
         ddf = dd.read_parquet(folder)
         workers_pids = list(client.run(os.getpid).values())
-        ddf.sum().compute()                       # warm the workers (imports, file handles)
-        _, t_sum = timed(lambda: ddf.sum().compute())
-        _, t_pass = timed(lambda: read_pass(ddf))
+        read_pass(ddf)                            # warm the workers (imports, file handles)
+        t_sum = timed(lambda: ddf.sum().compute())[1] if SUM else float("nan")
         dp.dp_lm(FORMULA, ddf.partitions[0], eps=1.0, random_state=0)   # warm the imports
+        before = timed(lambda: read_pass(ddf))[1]
         for name, kw in CASES:
-            with Peak([os.getpid(), *workers_pids]) as peak:
+            load = os.getloadavg()[0]
+            with Peak([os.getpid(), *workers_pids]) as peak, Stages() as stages:
                 fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, ddf, eps=1.0, random_state=1,
                                                      **kw))
+            after = timed(lambda: read_pass(ddf))[1]
+            t_pass, before = (before + after) / 2, after
             r2 = fit.score(test) if fit.released else float("nan")
             client_mb = peak.peak[os.getpid()]
             worker_mb = [peak.peak[pid] for pid in workers_pids]
@@ -107,12 +156,17 @@ def run_case(rows: int, workers: int, test: pd.DataFrame) -> list[dict]:
                         "selected": ",".join(fit.selected), "seconds": t,
                         "sum_seconds": t_sum, "pass_seconds": t_pass,
                         "passes": t / t_pass, "rows_per_s": rows / t,
+                        "stages": stages.summary(t), "method": fit.method,
+                        "load": (load + os.getloadavg()[0]) / 2,
+                        "m": getattr(fit, "m", None),
                         "client_peak_mb": client_mb,
                         "worker_peak_mb": ";".join(f"{w:.0f}" for w in worker_mb),
                         "test_r2": r2})
             print(f"{rows:>11,} {workers} dask   {name:8s} {t:8.2f}s  {t / t_pass:6.2f} passes "
                   f"R2={r2:.4f} client {client_mb:6.0f} MB workers "
-                  f"{'/'.join(f'{w:.0f}' for w in worker_mb)} MB", flush=True)
+                  f"{'/'.join(f'{w:.0f}' for w in worker_mb)} MB  pass {t_pass:.2f}s "
+                  f"load {load:.1f} [{stages.summary(t)}]",
+                  flush=True)
     return out
 
 
@@ -124,6 +178,8 @@ def pandas_case(rows: int, test: pd.DataFrame) -> list[dict]:
         fit, t = timed(lambda kw=kw: dp.dp_lm(FORMULA, df, eps=1.0, random_state=1, **kw))
         r2 = fit.score(test) if fit.released else float("nan")
         out.append({"rows": rows, "workers": 0, "engine": "pandas", "fit": name,
+                    "method": fit.method, "m": getattr(fit, "m", None),
+                    "load": os.getloadavg()[0],
                     "selected": ",".join(fit.selected), "seconds": t, "rows_per_s": rows / t,
                     "test_r2": r2})
         print(f"{rows:>11,} - pandas {name:8s} {t:8.2f}s  R2={r2:.4f}", flush=True)
@@ -135,7 +191,11 @@ def main() -> None:
     ap.add_argument("--rows", default="1e6,1e7")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--fits", default=",".join(name for name, _ in CASES))
+    ap.add_argument("--no-sum", action="store_true")
+    ap.add_argument("--no-pandas", action="store_true")
     args = ap.parse_args()
+    global SUM
+    SUM = not args.no_sum
     CASES[:] = [case for case in CASES if case[0] in args.fits.split(",")]
     test = chunk(10_000, 200_000)              # a fresh public sample of the same model
     rows_list = [int(float(r)) for r in args.rows.split(",")]
@@ -145,7 +205,7 @@ def main() -> None:
     for rows in rows_list:
         for workers in workers_list:             # dask first: the client holds no frame yet
             records += run_case(rows, workers, test)
-        if rows <= PANDAS_MAX:
+        if rows <= PANDAS_MAX and not args.no_pandas:
             records += pandas_case(rows, test)
     new = pd.DataFrame(records)
     if OUT.exists():

@@ -29,6 +29,14 @@ def run(request) -> Outcome:
     """Run a validated request: on the dask workers when ``request.data`` is a dask
     DataFrame, in memory otherwise."""
     if is_dask_frame(request.data):
-        from .run import run_dask
         return run_dask(request)
     return _in_memory(request)
+
+
+# Importing the submodule ``dpstats.dask.run`` sets the package's ``run`` to that module; it is
+# imported here once (it imports no dask) and ``run`` is then this function for good, so that
+# ``from dpstats.dask import run`` in an API module loaded later gets the function.
+_RUN = run
+from .run import run_dask  # noqa: E402
+
+run = _RUN

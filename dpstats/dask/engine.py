@@ -10,7 +10,9 @@ with no rows, and asks the engine for the statistics its releases read:
   pass, :class:`~dpstats.dask.passes.GramPass`);
 * ``cells(j)``: column ``j``'s distinct values and counts for the private centre;
 * ``fit_models(X, y, m, rng)``: the Tukey mechanism's ``m`` group fits, from per-group Gram
-  matrices (one pass, :class:`~dpstats.dask.passes.GroupPass`). The group labels are random:
+  matrices (one pass, :class:`~dpstats.dask.passes.GroupPass`: each partition's group sums by
+  one numba kernel, folded into one accumulator per worker chain, never one (m, K) array per
+  partition; the m small systems are solved on a worker). The group labels are random:
   one seed is drawn on the client by :func:`~dpstats.mechanisms.sampling.group_seed`, and each
   partition draws its rows' labels from its own generator spawned from it, so every row's
   label is uniform and independent of the data and of the partitioning. Each group's model is
@@ -23,7 +25,7 @@ fit up to floating-point rounding (sums over partitions add in another order).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,10 +36,12 @@ from .passes import (
     GramPass,
     GroupPass,
     SamplePass,
+    fold_frame,
     full_gram,
     reduce_frame,
     sample_frame,
     seeded_labels,
+    sums_of,
 )
 from .pseudo import LassoVotes
 
@@ -85,16 +89,28 @@ def solve_groups(gram: np.ndarray, xty: np.ndarray, tot: np.ndarray | None = Non
     d = np.sqrt(np.einsum("gii->gi", gram))
     s = np.where(d > 0, d, 1.0)
     A = gram / (s[:, :, None] * s[:, None, :])
-    w, V = np.linalg.eigh(A)
+    w = np.linalg.eigvalsh(A)                     # the rank test only (half of eigh's cost)
     full = w[:, 0] > _RCOND * np.maximum(w[:, -1], 0.0)
     beta = np.zeros_like(xty)
     if full.any():
-        b = np.einsum("gij,gj->gi", V[full].transpose(0, 2, 1), xty[full] / s[full])
-        beta[full] = np.einsum("gij,gj->gi", V[full], b / w[full]) / s[full]
+        beta[full] = np.linalg.solve(A[full], (xty[full] / s[full])[:, :, None])[:, :, 0] \
+            / s[full]
     if (~full).any():
         pinv = np.linalg.pinv(gram[~full], rcond=_RCOND, hermitian=True)
         beta[~full] = np.einsum("gij,gj->gi", pinv, xty[~full])
     return np.ascontiguousarray(beta)
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The end of a group pass, on a worker: ``fn`` of the named group sums
+    (:func:`~dpstats.dask.passes.sums_of`) of ``p`` columns."""
+
+    fn: object
+    p: int
+
+    def __call__(self, acc: np.ndarray):
+        return self.fn(sums_of(acc, self.p))
 
 
 def models_of(sums: dict) -> np.ndarray:
@@ -160,8 +176,8 @@ class Engine:
     def _groups(self, m: int, rng, finish):
         seed = group_seed(rng)
         source = seeded_labels if LABELS is None else LABELS
-        return reduce_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source),
-                            finish=finish)
+        return fold_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source),
+                          Finish(finish, len(self.keep)))
 
     def lasso_votes(self, m: int, k: int, rng) -> np.ndarray:
         """SubLasso's votes of ``m`` random groups (:class:`~dpstats.dask.pseudo.LassoVotes`:

@@ -3,9 +3,13 @@
 Each pass is a picklable object called on the workers as ``pass_(partition, index)``; it
 builds the partition's design (:class:`~dpstats.dask.design.PartitionDesign`) and returns
 statistics whose size does not grow with the rows (counts, histograms over public grids,
-distinct-value counts on the centre's public grid, Gram matrices). :func:`reduce_frame` adds
-them up in a tree, on the workers; only the total comes back to the client. None of them is a
-release: the mechanisms of :mod:`dpstats.mechanisms` release them on the client.
+distinct-value counts on the centre's public grid, Gram matrices), computed by one-pass numba
+kernels where numpy would make several passes (:mod:`dpstats._kernels.partition_sums`: the
+same values). :func:`reduce_frame` adds them up in a tree, on the workers; the per-group sums,
+whose size grows with the number of groups, are folded instead (:func:`fold_frame`: one
+accumulator per worker chain). Only the total, or what a finishing step computes from it on a
+worker, comes back to the client. None of them is a release: the mechanisms of
+:mod:`dpstats.mechanisms` release them on the client.
 """
 
 from __future__ import annotations
@@ -17,19 +21,17 @@ import numpy as np
 
 from ..formula.discovery import level_histograms
 from ..mechanisms.bounds import to_unit
-from ..mechanisms.centre import centre_cells, merge_cells
-from ..mechanisms.gdp import log_histograms
+from ..mechanisms.centre import CELL_KEYS, cells_from_counts, merge_cells
+from ..mechanisms.gdp import CELLS_PER_OCTAVE, grid_cells
 from ..mechanisms.sampling import seeded_groups, seeded_sample
 from .design import PartitionDesign
 
-__all__ = ["reduce_frame", "merge", "LevelsPass", "FirstPass", "GramPass", "GroupPass",
-           "SamplePass", "sample_frame", "RAW_MAX_ROWS"]
+__all__ = ["reduce_frame", "fold_frame", "merge", "LevelsPass", "FirstPass", "GramPass",
+           "GroupPass", "group_sums", "sums_of", "SamplePass", "sample_frame", "RAW_MAX_ROWS"]
 
 #: Below this many rows the centre uses the raw distinct values (as in memory, where
 #: :func:`~dpstats.mechanisms.centre.private_centre_value` switches to stand-ins from it on).
 RAW_MAX_ROWS = 1 << 18
-#: Rows per block of the per-group sums.
-_BLOCK = 1 << 20
 
 
 def reduce_frame(ddf, fn, finish=None):
@@ -58,6 +60,46 @@ def merge(a: dict, b: dict) -> dict:
                 [merge_cells(x, y) for x, y in zip(va, vb, strict=True)]
         else:
             out[key] = va + vb
+    return out
+
+
+def log_counts(cols: np.ndarray) -> np.ndarray:
+    """:func:`~dpstats.mechanisms.gdp.log_histograms` of ``cols`` by the one-pass kernel
+    (:func:`dpstats._kernels.partition_sums.add_log_histograms`: the same cells).
+
+    >>> from dpstats.mechanisms.gdp import log_histograms
+    >>> cols = np.array([[-3.0, 0.0], [1.5, 2.0]])
+    >>> bool((log_counts(cols) == log_histograms(cols)).all())
+    True
+    """
+    from .._kernels.partition_sums import add_log_histograms
+    cells = grid_cells()
+    counts = np.zeros((cols.shape[1], cells), dtype=np.int64)
+    octaves = (cells - 1) // (4 * CELLS_PER_OCTAVE)           # the grid's octaves on each side
+    add_log_histograms(counts, np.ascontiguousarray(cols, dtype=np.float64), CELLS_PER_OCTAVE,
+                       octaves)
+    return counts.astype(np.float64)
+
+
+def column_cells(X: np.ndarray) -> list:
+    """:func:`~dpstats.mechanisms.centre.centre_cells` of every column of ``X`` by the
+    one-pass kernel (:func:`dpstats._kernels.partition_sums.add_cell_keys`: the same cells).
+
+    >>> from dpstats.mechanisms.centre import centre_cells
+    >>> X = np.array([[1.0, -0.0], [1.0001, -3.0], [1e30, 2.0]])
+    >>> all(bool((a[0] == b[0]).all() and (a[1] == b[1]).all())
+    ...     for a, b in zip(column_cells(X), [centre_cells(X[:, j]) for j in range(2)]))
+    True
+    """
+    from .._kernels.partition_sums import add_cell_keys
+    lo, hi, low, half = CELL_KEYS
+    counts = np.zeros(2 * half + 7, dtype=np.int64)
+    out = []
+    for j in range(X.shape[1]):
+        counts[:] = 0
+        add_cell_keys(counts, np.ascontiguousarray(X[:, j], dtype=np.float64).view(np.int64),
+                      lo, hi, low, half)
+        out.append(cells_from_counts(counts))
     return out
 
 
@@ -90,9 +132,9 @@ class FirstPass:
 
     def __call__(self, pdf, part: int) -> dict:
         X, y = self.design(pdf)
-        out = {"n": int(X.shape[0]), "hist": log_histograms(np.column_stack([X, y]))}
+        out = {"n": int(X.shape[0]), "hist": log_counts(np.column_stack([X, y]))}
         if self.centre:
-            out["cells"] = [centre_cells(X[:, j]) for j in range(X.shape[1])]
+            out["cells"] = column_cells(X)
             out["raw"] = [_unique(X[:, j]) for j in range(X.shape[1])] \
                 if X.shape[0] < RAW_MAX_ROWS else None
         return out
@@ -137,31 +179,33 @@ class GramPass:
         return {"gram": Xs.T @ Xs, "xty": Xs.T @ ys}
 
 
-def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> dict:
-    """Per-group upper triangles of ``X'X`` (k, m), ``X'y`` (p, m), column sums (p, m), row
-    counts (m,), sums and sums of squares of ``y`` (m,), by weighted counts, in blocks of
-    rows.
+def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int,
+               acc: np.ndarray | None = None) -> np.ndarray:
+    """Per-group sufficient statistics of ``(X, y)`` added into ``acc`` (m, K) (zeros when
+    None): :func:`dpstats._kernels.partition_sums.add_group_sums`, one serial pass over the
+    rows; :func:`sums_of` names its columns.
 
     >>> X = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 4.0]])
-    >>> s = group_sums(X, np.array([1.0, 2.0, 3.0]), np.array([0, 1, 0]), 2)
+    >>> s = sums_of(group_sums(X, np.array([1.0, 2.0, 3.0]), np.array([0, 1, 0]), 2), 2)
     >>> full_gram(s["tri"], 2)[0].tolist(), s["xty"][:, 1].tolist()
     ([[2.0, 6.0], [6.0, 20.0]], [2.0, 6.0])
     """
-    p = X.shape[1]
-    iu = np.triu_indices(p)
-    tri, xty, tot = np.zeros((iu[0].size, m)), np.zeros((p, m)), np.zeros((p, m))
-    count = np.bincount(labels, minlength=m).astype(np.float64)
-    ysum, yy = np.zeros(m), np.zeros(m)
-    for lo in range(0, X.shape[0], _BLOCK):
-        Xb, yb, lb = X[lo:lo + _BLOCK], y[lo:lo + _BLOCK], labels[lo:lo + _BLOCK]
-        for k, (i, j) in enumerate(zip(*iu, strict=True)):
-            tri[k] += np.bincount(lb, weights=Xb[:, i] * Xb[:, j], minlength=m)
-        for i in range(p):
-            xty[i] += np.bincount(lb, weights=Xb[:, i] * yb, minlength=m)
-            tot[i] += np.bincount(lb, weights=Xb[:, i], minlength=m)
-        ysum += np.bincount(lb, weights=yb, minlength=m)
-        yy += np.bincount(lb, weights=yb * yb, minlength=m)
-    return {"tri": tri, "xty": xty, "sum": tot, "count": count, "ysum": ysum, "yy": yy}
+    from .._kernels.partition_sums import add_group_sums, group_sums_width
+    if acc is None:
+        acc = np.zeros((int(m), group_sums_width(X.shape[1])))
+    add_group_sums(acc, np.ascontiguousarray(X, dtype=np.float64),
+                   np.ascontiguousarray(y, dtype=np.float64),
+                   np.ascontiguousarray(labels, dtype=np.int64))
+    return acc
+
+
+def sums_of(acc: np.ndarray, p: int) -> dict:
+    """The columns of a group-sums accumulator by name: upper triangles of ``X'X`` (k, m),
+    ``X'y`` (p, m), column sums (p, m), row counts, sums and sums of squares of ``y`` (m,)."""
+    k = p * (p + 1) // 2
+    return {"tri": acc[:, :k].T, "xty": acc[:, k:k + p].T, "sum": acc[:, k + p:k + 2 * p].T,
+            "count": acc[:, k + 2 * p], "ysum": acc[:, k + 2 * p + 1],
+            "yy": acc[:, k + 2 * p + 2]}
 
 
 def full_gram(tri: np.ndarray, p: int) -> np.ndarray:
@@ -182,9 +226,10 @@ def seeded_labels(part: int, index, n: int, m: int, seed: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class GroupPass:
-    """Per-group Gram matrices and cross-products of the kept columns, the groups given by
-    random labels: ``source(part, index, n, m, seed)`` (:func:`seeded_labels`; tests inject
-    another source to compare with the in-memory labels)."""
+    """Per-group sums of the kept columns (:func:`group_sums`), the groups given by random
+    labels: ``source(part, index, n, m, seed)`` (:func:`seeded_labels`; tests inject another
+    source to compare with the in-memory labels). Run by :func:`fold_frame`: each call adds one
+    partition into the chain's accumulator (None: a new one)."""
 
     design: PartitionDesign
     keep: tuple[int, ...]
@@ -192,11 +237,46 @@ class GroupPass:
     seed: int
     source: object = seeded_labels
 
-    def __call__(self, pdf, part: int) -> dict:
+    def __call__(self, acc, pdf, part: int) -> np.ndarray:
         X, y = self.design(pdf)
-        X = np.ascontiguousarray(X[:, list(self.keep)])
+        X = X[:, list(self.keep)]
         labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
-        return group_sums(X, y, labels, self.m)
+        return group_sums(X, y, labels, self.m, acc)
+
+
+def _add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    if a is None or b is None:
+        return b if a is None else a
+    a += b                         # in place: the chains' accumulators are not read again
+    return a
+
+
+def fold_frame(ddf, fn, finish, chains: int | None = None):
+    """``acc = fn(acc, partition, index)`` over the partitions of ``ddf`` in ``chains``
+    sequential chains (partition i in chain ``i % chains``; each chain's accumulator stays on
+    its worker, one array however many partitions), the chains added up pairwise and
+    ``finish(total)`` computed on a worker: only what ``finish`` returns comes to the client.
+    ``chains`` (default :func:`fold_chains`) is public: it is not read from the data."""
+    import dask
+    parts = ddf.to_delayed()
+    chains = max(1, min(len(parts), chains or fold_chains()))
+    accs = [None] * chains
+    for i, part in enumerate(parts):
+        accs[i % chains] = dask.delayed(fn, pure=False)(accs[i % chains], part, i)
+    while len(accs) > 1:
+        accs = [dask.delayed(_add, pure=False)(*accs[i:i + 2]) if i + 1 < len(accs)
+                else accs[i] for i in range(0, len(accs), 2)]
+    return dask.compute(dask.delayed(finish, pure=False)(accs[0]))[0]
+
+
+def fold_chains() -> int:
+    """Chains of :func:`fold_frame`: the workers of the current dask client (two without
+    one)."""
+    try:
+        from distributed import get_client
+        return max(1, len(get_client().scheduler_info()["workers"]))
+    except (ImportError, ValueError):
+        return 2
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,18 @@ def _cell_representatives(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                                                                _HALF_KEYS + 2)))
     # ascending order of values: negatives mirrored below zero (key -1 is zero itself)
     signed = np.where(v < 0, _HALF_KEYS + 2 - key, _HALF_KEYS + 4 + key)
-    counts = np.bincount(signed, minlength=2 * _HALF_KEYS + 7)
+    return cells_from_counts(np.bincount(signed, minlength=2 * _HALF_KEYS + 7))
+
+
+#: The cell keys of :func:`_cell_representatives` (for a kernel that counts them,
+#: :func:`dpstats._kernels.partition_sums.add_cell_keys`): ``(min bits, max bits, low bits,
+#: keys on one side of zero)``; the counts have ``2 * keys + 7`` entries.
+CELL_KEYS = (_MIN_BITS, _MAX_BITS, _LOW_BITS, _HALF_KEYS)
+
+
+def cells_from_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Stand-ins and counts, ascending, from the counts of every signed cell key
+    (:data:`CELL_KEYS`; the second half of :func:`_cell_representatives`)."""
     where = np.flatnonzero(counts)
     pos = where - (_HALF_KEYS + 4)                      # key of the magnitude, signed side
     neg = pos < -1

@@ -164,7 +164,8 @@ def test_only_small_aggregates_come_back(client, monkeypatch):
         return out
     monkeypatch.setattr(passes, "reduce_frame", spy)
     monkeypatch.setattr(engine, "reduce_frame", spy)
-    import dpstats.dask.run as run_mod
+    import importlib
+    run_mod = importlib.import_module("dpstats.dask.run")   # the module, not dask.run()
     monkeypatch.setattr(run_mod, "reduce_frame", spy)
     for n in (2000, 16000):
         sizes.clear()

@@ -11,10 +11,18 @@ a data-independent Gaussian cloud of m models in p dimensions (a function of p, 
 only: no data, no privacy cost) and finds the smallest m whose distance clears the PTR threshold
 with a margin. :func:`choose_m` then takes
 
-    m = max(n_hat / (3 p),  min(safety * m_needed, n_hat / p))
+    m = min(max(n_hat / (3 p),  min(needed, n_hat / p)),  CAP_MULTIPLE * needed),
+    needed = safety * m_needed,
 
-so the released row count ``n_hat`` and public p, eps, delta are all it reads. m never exceeds
-:data:`MAX_MODELS`: at a tiny eps the released count can be far above any real n.
+so the released row count ``n_hat`` and public p, eps, delta are all it reads. The cap
+(:data:`CAP_MULTIPLE`, from ``benchmarks/tukey_models_cap.py``): once m is far above what PTR
+needs, more models no longer make the release more accurate (its privacy error, a loss of
+O(p / eps) depth out of m / 2, is already small), while groups of only ``3 p`` rows make each
+model, and so their median, noisier (small-sample OLS: an inflated, heavy-tailed spread). Above
+about ``3 p * cap`` rows the groups grow instead of their number: the simulated test error at
+1e7-1e9 rows is no worse, mostly better, than with ``n_hat / (3 p)`` models, and the group
+fits and the PTR test cost O(cap) instead of O(n). m never exceeds :data:`MAX_MODELS`: at a
+tiny eps the released count can be far above any real n.
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ import numpy as np
 from ..._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
 from ...mechanisms.ptr import distance_to_unsafety, ptr_parameters
 
-__all__ = ["choose_m", "models_needed", "ROWS_PER_COLUMN", "SAFETY", "MAX_MODELS", "cap_models"]
+__all__ = ["choose_m", "models_needed", "ROWS_PER_COLUMN", "SAFETY", "MAX_MODELS", "cap_models",
+           "CAP_MULTIPLE", "models_cap"]
 
 #: Preferred rows per model per regression column (3 measured better than 2 on the ten regression
 #: files with centring: fewer groups with fewer rows than columns; benchmarks/selection_utility.py).
@@ -37,6 +46,9 @@ SAFETY = 1.5
 #: Most Tukey models dpstats fits (a public cap; reached by data sets of more than
 #: 3 p MAX_MODELS rows, or by a row count released at a tiny eps).
 MAX_MODELS = 2 ** 20
+#: Most models ``choose_m`` takes, as a multiple of what PTR needs (``SAFETY * models_needed``):
+#: beyond it the groups grow instead (benchmarks/tukey_models_cap.py, design note NN).
+CAP_MULTIPLE = 64
 #: Margin over the PTR threshold, in units of the Laplace scale 1/eps_ptr.
 _MARGIN_SCALES = 3.0
 
@@ -89,11 +101,26 @@ def choose_m(n_noisy: float, p: int, eps_tukey: float, delta: float, lemma: str 
 
     >>> choose_m(100_000, 6, 1.0, 1e-5)
     5555
+    >>> choose_m(1e8, 6, 1.0, 1e-5) == models_cap(6, 1.0, 1e-5)
+    True
     """
     if not (n_noisy > 0):
         return 0
     needed = math.ceil(SAFETY * models_needed(p, eps_tukey, delta, lemma, accounting))
-    return cap_models(max(n_noisy / (ROWS_PER_COLUMN * p), min(needed, n_noisy / p)))
+    m = max(n_noisy / (ROWS_PER_COLUMN * p), min(needed, n_noisy / p))
+    return cap_models(min(m, CAP_MULTIPLE * needed))
+
+
+def models_cap(p: int, eps_tukey: float, delta: float, lemma: str = "8.5",
+               accounting: str = "swap") -> int:
+    """Most models :func:`choose_m` takes for p columns at this budget (a public function):
+    :data:`CAP_MULTIPLE` times what PTR needs, and at most :data:`MAX_MODELS`.
+
+    >>> models_cap(6, 1.0, 1e-5) == 64 * math.ceil(1.5 * models_needed(6, 1.0, 1e-5))
+    True
+    """
+    needed = math.ceil(SAFETY * models_needed(p, eps_tukey, delta, lemma, accounting))
+    return cap_models(CAP_MULTIPLE * needed)
 
 
 def cap_models(m: float) -> int:

@@ -1,0 +1,124 @@
+"""The one-pass kernels of the dask passes equal the in-memory statistics they replace.
+
+:mod:`dpstats._kernels.partition_sums` computes per-group sums, log-scale histograms and the
+private centre's cell counts of a partition; each must give exactly what the numpy code of
+the in-memory path gives (the releases read them), including awkward values (zeros, -0.0,
+infinities, values beyond the grids, repeated values), and a fold of several partitions must
+equal the whole. Also: the number of Tukey models is capped as documented.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpstats._kernels.partition_sums import (
+    CHUNK_ROWS,
+    add_group_sums,
+    group_sums_reference,
+    group_sums_width,
+)
+from dpstats.dask.passes import column_cells, group_sums, log_counts, sums_of
+from dpstats.estimators.tukey.choose_m import (
+    CAP_MULTIPLE,
+    MAX_MODELS,
+    SAFETY,
+    choose_m,
+    models_cap,
+    models_needed,
+)
+from dpstats.mechanisms.centre import centre_cells
+from dpstats.mechanisms.gdp import log_histograms
+
+
+def awkward(n: int = 20_000, p: int = 5, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) * np.exp(rng.normal(0, 5, p))
+    X[::7, 0] = 0.0
+    X[::11, 1] = -0.0
+    X[::13, 2] = np.inf
+    X[::17, 2] = -np.inf
+    X[::19, 3] = 2.0 ** -80
+    X[::23, 3] = -(2.0 ** 80)
+    X[:, 4] = np.round(X[:, 4], 1)            # many repeated values
+    return X
+
+
+@pytest.mark.parametrize("m", [1, 7, 40_000])     # groups of more and fewer rows than a chunk
+def test_group_sums_equal_bincount(m):
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(30_000, 4)) * [1.0, 1e3, 1e-3, 5.0], rng.normal(size=30_000)
+    labels = rng.integers(0, m, 30_000)
+    assert (30_000 / m > CHUNK_ROWS) == (m < 8)
+    acc = np.zeros((m, group_sums_width(4)))
+    add_group_sums(acc, X, y, labels)
+    ref = group_sums_reference(X, y, labels, m)
+    np.testing.assert_allclose(acc, ref, rtol=1e-11, atol=1e-9)
+    s = sums_of(acc, 4)
+    j = min(3, m - 1)
+    g = labels == j
+    np.testing.assert_allclose(s["xty"][:, j], X[g].T @ y[g], rtol=1e-11)
+    assert s["count"][j] == g.sum() and np.isclose(s["yy"][j], y[g] @ y[g])
+
+
+@pytest.mark.parametrize("m", [7, 40_000])
+def test_folded_partitions_equal_the_whole(m):
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(9_000, 3)), rng.normal(size=9_000)
+    labels = rng.integers(0, m, 9_000)
+    acc = None
+    for lo in range(0, 9_000, 2_500):                   # four uneven partitions
+        acc = group_sums(X[lo:lo + 2_500], y[lo:lo + 2_500], labels[lo:lo + 2_500], m, acc)
+    np.testing.assert_allclose(acc, group_sums_reference(X, y, labels, m), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_log_counts_equal_log_histograms():
+    cols = awkward()
+    np.testing.assert_array_equal(log_counts(cols), log_histograms(cols))
+
+
+def test_column_cells_equal_centre_cells():
+    X = awkward()
+    X = np.where(np.isfinite(X), X, 1e300)            # the design has finite values only
+    for got, want in zip(column_cells(X), [centre_cells(X[:, j]) for j in range(X.shape[1])],
+                         strict=True):
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_models_capped_at_large_n():
+    p, eps, delta = 6, 1.0, 1e-5
+    need = int(np.ceil(SAFETY * models_needed(p, eps, delta)))
+    cap = models_cap(p, eps, delta)
+    assert cap == min(CAP_MULTIPLE * need, MAX_MODELS)
+    assert choose_m(1e5, p, eps, delta) == int(1e5 / (3 * p))      # below the cap: as before
+    assert choose_m(3 * p * cap * 10, p, eps, delta) == cap            # far above: the cap
+    assert choose_m(1e12, p, eps, delta) == cap
+    assert choose_m(3 * p * cap - 3 * p, p, eps, delta) < cap          # continuous up to it
+    assert choose_m(2_000, p, eps, delta) == min(need, 2_000 // p)     # small n: unchanged
+
+
+def test_fold_frame_is_independent_of_chains_and_partitions():
+    """A group pass folded in 1, 2 or 3 chains over 1 or 5 partitions sums the same rows."""
+    import pandas as pd
+
+    dd = pytest.importorskip("dask.dataframe")
+    from dpstats.dask.design import PartitionDesign
+    from dpstats.dask.passes import GroupPass, fold_frame
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x1": rng.normal(size=3000), "x2": rng.uniform(size=3000)})
+    df["y"] = df.x1 - df.x2 + rng.normal(size=3000)
+    u = rng.random(3000)
+
+    def labels(part, index, n, m, seed):          # by row: the same whatever the partitioning
+        return (u[np.asarray(index)] * m).astype(np.int64)
+
+    gp = GroupPass(PartitionDesign("y ~ x1 + x2", "lm", ("Intercept", "x1", "x2")),
+                   (0, 1, 2), 50, 0, labels)
+    X = np.column_stack([np.ones(3000), df.x1, df.x2])
+    want = group_sums_reference(X, df.y.to_numpy(), (u * 50).astype(np.int64), 50)
+    for parts, chains in ((1, 1), (5, 1), (5, 2), (5, 3)):
+        got = fold_frame(dd.from_pandas(df, npartitions=parts), gp, np.copy, chains=chains)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
