@@ -77,6 +77,8 @@ from .bounded import (
     hist_release,
     plan_bounds,
 )
+from .inference.dpgd import WEIGHT as INFERENCE_WEIGHT
+from .inference.dpgd import dpgd_inference, plan_parts
 from .outcome import Estimate, Withheld, withheld
 
 __all__ = ["estimate", "LOSSES", "DEFAULT_EPOCHS", "DEFAULT_CLIP", "BOUNDS_SHARE", "BOUNDS_Q",
@@ -128,6 +130,10 @@ OPTIONS = OptionSpec((
            doc="how 'auto' bounds are released"),
     Option("bounds_q", "real", BOUNDS_Q, range=(0.0, 1.0),
            doc="tail mass above each private bound, e.g. 0.02"),
+    Option("inference_share", "real", INFERENCE_WEIGHT, range=(0.0, 1.0),
+           closed=(True, False),
+           doc="share of the Gaussian budget (mu^2) for the curvature (and residual sum of "
+               "squares) behind the standard errors (0: none), e.g. 0.05"),
 ), finish=_finish)
 
 
@@ -135,15 +141,20 @@ def _gdp_plan(eps_gd: float, delta: float, loss: str, opt: dict, hist: bool, rng
               stage: str) -> GaussianGDP:
     """One Gaussian-DP plan for (the bounds histograms and) the ``epochs`` gradient sums."""
     share, epochs, clip = opt["bounds_share"], opt["epochs"], opt["clip"]
-    parts = {"gradient": (epochs, 1.0 - share if hist else 1.0)}
+    inf = opt.get("inference_on", 0.0)
+    parts = {"gradient": (epochs, (1.0 - share if hist else 1.0) * (1.0 - inf))}
     if hist:
-        parts = {"bounds": (1, share), **parts}
+        parts = {"bounds": (1, share * (1.0 - inf)), **parts}
+    parts.update(plan_parts(loss, inf))
     return GaussianGDP(eps_gd, delta, parts, rng, ledger, stage=stage,
                        what=("DP-GD: " + ("log-histograms for bounds (L2 sensitivity "
                              "sqrt(#bounded columns)), " if hist else "")
                              + f"{epochs} releases of the {loss}-loss gradient sum, each "
                              f"row's gradient clipped to L2 norm {clip:.4g} (L2 sensitivity "
-                             f"{clip:.4g})"))
+                             f"{clip:.4g})" + ("; inference: the curvature at the released "
+                             "fit (L2 sensitivity 1/4 logistic, 1 squared) and, squared loss, "
+                             "the residual sum of squares, residuals clipped to [-1, 1] (L2 "
+                             "sensitivity 1)" if inf > 0 else "")))
 
 
 def _gradient_sum(U, y, theta, loss: str, clip: float) -> np.ndarray:
@@ -212,7 +223,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              bounds: object = "auto", intercept_col: int | None = None, names=None,
              stage: str = "regression", n_noisy: float | None = None, engine=None,
              known_x_bounds: dict | None = None, bounds_share: float = BOUNDS_SHARE,
-             bounds_method: str = BOUNDS_METHOD, bounds_q: float = BOUNDS_Q) -> Estimate:
+             bounds_method: str = BOUNDS_METHOD, bounds_q: float = BOUNDS_Q,
+             inference_share: float = INFERENCE_WEIGHT) -> Estimate:
     """Private regression by full-batch DP gradient descent (module docstring for the proof).
 
     Parameters
@@ -241,6 +253,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Share of the budget for private bounds (default 0.2, used only when some are needed:
         of ``mu^2`` for ``"hist"``, of ``eps`` for ``"quantile"``), how they are released
         (module docstring) and the tail mass above each quantile bound (default 0.02).
+    inference_share : float
+        Share of the Gaussian-DP plan's ``mu^2`` (default 0.05) for the curvature at the
+        released fit (and, squared loss, the clipped residual sum of squares) behind the
+        standard errors (:mod:`dpstats.estimators.inference.dpgd`); 0: none. Not on dask.
     engine : object, optional (dask statistics, :mod:`dpstats.dask`: X and y have no rows)
 
     Returns
@@ -262,7 +278,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     """
     opt = validate_options(OPTIONS, {"lr": lr, "clip": clip, "epochs": epochs,
                                      "bounds_share": bounds_share, "bounds_method": bounds_method,
-                                     "bounds_q": bounds_q}, fixed={"loss": loss})
+                                     "bounds_q": bounds_q, "inference_share": inference_share},
+                           fixed={"loss": loss})
+    opt["inference_on"] = opt["inference_share"] if engine is None else 0.0  # not on dask
     eps, delta = check_eps(eps), check_delta(delta)
     X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if loss == "logistic" and not np.isin(y, (0.0, 1.0)).all():
@@ -285,4 +303,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         "eps_gd": eps - eps_b - eps_n}}
     if design.unusable:
         return withheld(X.shape[1], Withheld.LABEL_BOUNDS, **facts)
-    return Estimate(params=_to_original(design, theta, s, loss), released=True, **facts)
+    inference = None if not opt["inference_on"] > 0 else dpgd_inference(
+        loss, gdp, U, y if loss == "logistic" else design.y, theta, design, s, lr=opt["lr"],
+        T=opt["epochs"], sigma_g=gdp.sigma("gradient", opt["clip"]), n_hat=n_hat, eps=eps,
+        share=opt["inference_on"])
+    return Estimate(params=_to_original(design, theta, s, loss), released=True,
+                    inference=inference, **facts)

@@ -36,9 +36,11 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..mechanisms.accountant import Ledger
+from ..mechanisms.curvature import release_curvature
 from ..mechanisms.objective import ObjectivePerturbation
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import budgeted_design, check_inputs, plan_bounds
+from .inference.glm import OBJPERT_SHARE, perturbation_inference
 from .outcome import Estimate
 from .outpert import (
     COUNT_SHARE,
@@ -60,13 +62,16 @@ GRAD_TOL = 1e-6
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
-                    "known_x_bounds"})
+                    "known_x_bounds", "n_noisy"})
 #: Objective perturbation's options.
 OPTIONS = OptionSpec((
     Option("threshold_share", "real", THRESHOLD_SHARE, range=(0.0, 1.0),
            doc="share of eps for the private threshold, e.g. 0.15"),
     Option("bounds_share", "real", BOUNDS_SHARE, range=(0.0, 1.0),
            doc="share of eps and delta for private bounds, e.g. 0.25"),
+    Option("inference_share", "real", OBJPERT_SHARE, range=(0.0, 1.0), closed=(True, False),
+           doc="share of eps and delta for the Fisher information behind the standard "
+               "errors (stage 'inference'; 0: none), e.g. 0.1"),
 ))
 
 
@@ -74,7 +79,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, bounds: object = "auto",
              intercept_col: int | None = None, names=None, stage: str = "regression",
              known_x_bounds: dict | None = None, threshold_share: float = THRESHOLD_SHARE,
-             bounds_share: float = BOUNDS_SHARE) -> Estimate:
+             bounds_share: float = BOUNDS_SHARE, inference_share: float = OBJPERT_SHARE,
+             n_noisy: float | None = None) -> Estimate:
     """Private logistic regression by objective perturbation and a private threshold.
 
     Parameters
@@ -85,8 +91,12 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Budget of this stage (module docstring for its split).
     rng, ledger, bounds, intercept_col, names, stage, known_x_bounds
         As in :func:`dpstats.estimators.dpgd.estimate`.
-    threshold_share, bounds_share
-        Options (:data:`OPTIONS`).
+    threshold_share, bounds_share, inference_share
+        Options (:data:`OPTIONS`); ``inference_share`` of eps and delta releases the Fisher
+        information at the released fit (Gaussian, L2 sensitivity 1/4, ledger stage
+        ``"inference"``) for standard errors (:mod:`dpstats.estimators.inference.glm`).
+    n_noisy : float, optional
+        The pipeline's released row count (for the intervals' release gate only).
 
     Returns
     -------
@@ -103,8 +113,11 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     True
     """
     opt = validate_options(OPTIONS, {"threshold_share": threshold_share,
-                                     "bounds_share": bounds_share})
-    eps, delta = check_eps(eps), check_delta(delta)
+                                     "bounds_share": bounds_share,
+                                     "inference_share": inference_share})
+    eps_all, delta_all = check_eps(eps), check_delta(delta)
+    inf = opt["inference_share"]
+    eps, delta = eps_all * (1.0 - inf), delta_all * (1.0 - inf)
     X, y, icol = check_inputs(X, y, intercept_col, rng)
     if not np.isin(y, (0.0, 1.0)).all():
         raise ValidationError("objective perturbation needs a label coded 0/1; recode it first")
@@ -131,6 +144,13 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     only = not math.isfinite(t)
     b0 = (intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
+    inference = None if inf <= 0 else perturbation_inference(
+        "objpert", U, y, theta_k, design, kept, s, icol, t, n_noisy, eps_all,
+        release=lambda V, w: release_curvature(V, w, 0.25, eps_all * inf, delta_all * inf, rng,
+                                               ledger, stage="inference",
+                                               what="Fisher information of the logistic fit"),
+        ridge=op.ridge, noise={"s": op.sigma, "sigma_out": op.sigma_out}, share=inf,
+        share_of="eps")
     details = {"ridge": op.ridge, "sigma": op.sigma, "threshold": t, "intercept_only": only,
                "bounds": plan.source(coarse=True), "eps_bounds": eps_b,
                "eps_threshold": eps_t, "eps_counts": eps_c}
@@ -142,4 +162,4 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         if icol is not None:
             theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta >= t
         beta = to_original(design, theta, s)
-    return Estimate(params=beta, released=True, **facts)
+    return Estimate(params=beta, released=True, inference=inference, **facts)

@@ -62,6 +62,8 @@ from ..mechanisms.gdp import GaussianGDP
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import bounded_design, check_inputs, hist_release, plan_bounds
 from .dpgd import _to_original as dpgd_to_original
+from ..mechanisms.curvature import release_curvature_part
+from .inference.glm import OUTPERT_WEIGHT, perturbation_inference
 from .outcome import Estimate
 
 __all__ = ["estimate", "ridge_fit", "threshold_grid", "choose_threshold", "intercept_only",
@@ -85,7 +87,7 @@ _DEGENERATE = 2.0**-30
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
-                    "known_x_bounds"})
+                    "known_x_bounds", "n_noisy"})
 #: Output perturbation's options.
 OPTIONS = OptionSpec((
     Option("kappa", "real", KAPPA, range=(0.0, None),
@@ -94,6 +96,9 @@ OPTIONS = OptionSpec((
            doc="share of eps for the private threshold, e.g. 0.1"),
     Option("bounds_weight", "real", BOUNDS_WEIGHT, range=(0.0, 1.0),
            doc="share of the Gaussian budget (mu^2) for private bounds, e.g. 0.2"),
+    Option("inference_share", "real", OUTPERT_WEIGHT, range=(0.0, 1.0), closed=(True, False),
+           doc="share of the Gaussian budget (mu^2) for the Fisher information behind the "
+               "standard errors (0: none), e.g. 0.05"),
 ))
 
 
@@ -153,14 +158,18 @@ def threshold_grid(radius: float, k: int = N_THRESHOLDS) -> np.ndarray:
 
 
 def _plan(eps_gdp: float, delta: float, private_bounds: bool, weight: float, rng, ledger,
-          stage: str) -> GaussianGDP:
-    parts = {"theta": (1, 1.0 - weight if private_bounds else 1.0)}
+          stage: str, inf: float = 0.0) -> GaussianGDP:
+    parts = {"theta": (1, (1.0 - weight if private_bounds else 1.0) * (1.0 - inf))}
     if private_bounds:
-        parts = {"bounds": (1, weight), **parts}
+        parts = {"bounds": (1, weight * (1.0 - inf)), **parts}
+    if inf > 0:
+        parts["curvature"] = (1, inf)
     return GaussianGDP(eps_gdp, delta, parts, rng, ledger, stage=stage,
                        what=("output perturbation: " + ("log-histograms for bounds (L2 "
                              "sensitivity sqrt(#bounded columns)), " if private_bounds else "")
-                             + "the ridge-logistic minimiser (L2 sensitivity (1 + 2 tol) / Lam)"))
+                             + "the ridge-logistic minimiser (L2 sensitivity (1 + 2 tol) / Lam)"
+                             + ("; inference: the Fisher information at the released fit (L2 "
+                                "sensitivity 1/4)" if inf > 0 else "")))
 
 
 def choose_threshold(scores, y, theta_norm: float, eps_t: float, rng, ledger,
@@ -204,7 +213,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              intercept_col: int | None = None, names=None, stage: str = "regression",
              known_x_bounds: dict | None = None, kappa: float = KAPPA,
              threshold_share: float = THRESHOLD_SHARE,
-             bounds_weight: float = BOUNDS_WEIGHT) -> Estimate:
+             bounds_weight: float = BOUNDS_WEIGHT, inference_share: float = OUTPERT_WEIGHT,
+             n_noisy: float | None = None) -> Estimate:
     """Private logistic regression by output perturbation and a private threshold.
 
     Parameters
@@ -217,8 +227,12 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     ledger : Ledger, optional
     bounds, intercept_col, names, stage, known_x_bounds
         As in :func:`dpstats.estimators.dpgd.estimate`.
-    kappa, threshold_share, bounds_weight
-        Options (:data:`OPTIONS`).
+    kappa, threshold_share, bounds_weight, inference_share
+        Options (:data:`OPTIONS`); ``inference_share`` of the Gaussian-DP plan's ``mu^2``
+        releases the Fisher information at the released fit (L2 sensitivity 1/4) for standard
+        errors (:mod:`dpstats.estimators.inference.glm`).
+    n_noisy : float, optional
+        The pipeline's released row count (for the intervals' release gate only).
 
     Returns
     -------
@@ -235,7 +249,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     True
     """
     opt = validate_options(OPTIONS, {"kappa": kappa, "threshold_share": threshold_share,
-                                     "bounds_weight": bounds_weight})
+                                     "bounds_weight": bounds_weight,
+                                     "inference_share": inference_share})
     eps, delta = check_eps(eps), check_delta(delta)
     X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if not np.isin(y, (0.0, 1.0)).all():
@@ -245,8 +260,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     icol = intercept_col          # without an intercept there is no threshold to shift
     eps_t, eps_c = ((eps * opt["threshold_share"], eps * COUNT_SHARE) if icol is not None
                     else (0.0, 0.0))
+    inf = opt["inference_share"]
     gdp = _plan(eps - eps_t - eps_c, delta, plan.private, opt["bounds_weight"], rng, ledger,
-                stage)
+                stage, inf)
     release = hist_release(lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s)))
     design = bounded_design(X, y, plan, release if plan.private else None,
                             drop_below=_DEGENERATE, drop_failed=plan.private)
@@ -266,6 +282,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     only = not math.isfinite(t)
     b0 = (intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
+    inference = None if inf <= 0 else perturbation_inference(
+        "outpert", U, y, theta_k, design, kept, s, icol, t, n_noisy, eps,
+        release=lambda V, w: release_curvature_part(gdp, "curvature", V, w, 0.25),
+        ridge=lam, noise={"sigma": gdp.sigma("theta", sens)}, share=inf, share_of="mu^2")
     details = {"lam": lam, "sigma": gdp.sigma("theta", sens), "mu": gdp.mu_total,
                "threshold": t, "intercept_only": only, "kappa": opt["kappa"],
                "bounds": plan.source(coarse=True), "eps_threshold": eps_t, "eps_counts": eps_c}
@@ -277,4 +297,4 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         if icol is not None:
             theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta > t
         beta = to_original(design, theta, s)
-    return Estimate(params=beta, released=True, **facts)
+    return Estimate(params=beta, released=True, inference=inference, **facts)
