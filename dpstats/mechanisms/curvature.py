@@ -21,8 +21,10 @@ Two ways to release, both Gaussian with the standard deviation ``sensitivity / m
   (:class:`dpstats.mechanisms.gdp.GaussianGDP`, :func:`release_curvature_part`,
   :func:`release_rss_part`): the part's ``mu_k`` composes with the fit's releases under
   Gaussian DP, which is far cheaper than a separate ``(eps, delta)`` release at a small share;
-* on its own (:func:`release_curvature`): the analytic Gaussian mechanism
-  (:func:`dpstats.mechanisms.additive.gaussian`) at ``(eps, delta)``, charged to the ledger.
+* on its own (:func:`release_curvature`): the analytic Gaussian mechanism at ``(eps, delta)``
+  (calibration of :func:`dpstats.mechanisms.additive.analytic_gaussian_sigma`, grid noise of
+  :func:`dpstats.mechanisms.noise.grid_gaussian` as :func:`dpstats.mechanisms.gaussian`),
+  charged to the ledger before the draw.
 
 Examples
 --------
@@ -33,10 +35,13 @@ Examples
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..validation import check_delta, check_eps
-from .additive import analytic_gaussian_sigma, gaussian
+from . import noise as _noise
+from .additive import analytic_gaussian_sigma
 
 __all__ = ["curvature_sum", "clipped_rss", "release_curvature", "release_curvature_part",
            "release_rss_part", "ROW_NORM", "RESID_CLIP"]
@@ -97,14 +102,23 @@ def release_curvature(U, weights, weight_bound: float, eps: float, delta: float,
     (True, True)
     """
     eps, delta = check_eps(eps), check_delta(delta)
-    C = curvature_sum(U, weights, weight_bound)
+    bound = float(weight_bound)
+    sigma = _sigma(bound, eps, delta)
+    if ledger is not None:
+        ledger.charge("gaussian", eps, delta, stage=stage,
+                      detail=f"{what} (upper triangle of sum_i w_i u_i u_i', rows of L2 norm "
+                             f"<= 1, weights in [0, {bound:.4g}]); L2 sensitivity {bound:.4g}, "
+                             f"sigma {sigma:.4g}")
+    C = curvature_sum(U, weights, bound)
     p = C.shape[0]
     iu = np.triu_indices(p)
-    tri = np.atleast_1d(gaussian(C[iu], float(weight_bound), eps, delta, rng, ledger,
-                                 stage=stage,
-                                 what=f"{what} (upper triangle of sum_i w_i u_i u_i', rows of "
-                                      f"L2 norm <= 1, weights in [0, {weight_bound:.4g}])"))
     out = np.zeros((p, p))
-    out[iu] = tri
+    out[iu] = np.atleast_1d(_noise.grid_gaussian(C[iu], bound, sigma, rng))
     out = out + np.triu(out, 1).T
-    return out, analytic_gaussian_sigma(float(weight_bound), eps, delta)
+    return out, sigma
+
+
+@lru_cache(maxsize=64)
+def _sigma(bound: float, eps: float, delta: float) -> float:
+    """The analytic Gaussian calibration (Balle & Wang 2018; a pure function, cached)."""
+    return analytic_gaussian_sigma(bound, eps, delta)
