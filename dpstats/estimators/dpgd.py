@@ -177,6 +177,7 @@ def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float,
     plan ("hist") or pure-eps quantiles taking ``bounds_share`` of ``eps`` ("quantile"):
     ``(plan, design, eps_bounds)``."""
     hist = plan.private and opt["bounds_method"] == "hist"
+    opt["inference_on"] = opt["inference_share"] if counts_of is None else 0.0  # not on dask
     eps_b = eps * opt["bounds_share"] if plan.private and not hist else 0.0
     gdp = _gdp_plan(eps - eps_b - eps_n, delta, loss, opt, hist, rng, ledger, stage)
     extra = () if counts_of is None else (counts_of,)      # dask: the histograms given
@@ -217,6 +218,26 @@ def _to_original(design: BoundedDesign, theta, s: float, loss: str) -> np.ndarra
     return beta
 
 
+def _facts(design, gdp, opt, loss, n_hat, plan, eps, eps_b, eps_n) -> dict:
+    """The public facts of a fit (``clip``, ``dropped``, ``details``)."""
+    return {"clip": design.clip, "dropped": design.dropped, "details": {
+        "loss": loss, "lr": opt["lr"], "clip": opt["clip"], "epochs": opt["epochs"],
+        "sigma": gdp.sigma("gradient", opt["clip"]), "mu": gdp.mu_total, "n_noisy": n_hat,
+        "bounds": plan.source(coarse=True), "eps_bounds": eps_b, "eps_n": eps_n,
+        "eps_gd": eps - eps_b - eps_n}}
+
+
+def _inference(loss, gdp, U, y, theta, design, s, opt, n_hat, eps):
+    """Standard errors (:mod:`dpstats.estimators.inference.dpgd`; their parts of the plan);
+    None when ``inference_share`` is 0 or on dask (``inference_on`` 0)."""
+    if not opt["inference_on"] > 0:
+        return None
+    return dpgd_inference(
+        loss, gdp, U, y if loss == "logistic" else design.y, theta, design, s, lr=opt["lr"],
+        T=opt["epochs"], sigma_g=gdp.sigma("gradient", opt["clip"]), n_hat=n_hat, eps=eps,
+        share=opt["inference_on"], to_original=lambda t: _to_original(design, t, s, loss))
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, loss: str = "squared",
              lr: float | None = None, clip: float = DEFAULT_CLIP, epochs: int = DEFAULT_EPOCHS,
@@ -253,10 +274,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Share of the budget for private bounds (default 0.2, used only when some are needed:
         of ``mu^2`` for ``"hist"``, of ``eps`` for ``"quantile"``), how they are released
         (module docstring) and the tail mass above each quantile bound (default 0.02).
-    inference_share : float
-        Share of the Gaussian-DP plan's ``mu^2`` (default 0.05) for the curvature at the
-        released fit (and, squared loss, the clipped residual sum of squares) behind the
-        standard errors (:mod:`dpstats.estimators.inference.dpgd`); 0: none. Not on dask.
+    inference_share : float (share of mu^2 for standard errors: :mod:`.inference.dpgd`)
     engine : object, optional (dask statistics, :mod:`dpstats.dask`: X and y have no rows)
 
     Returns
@@ -276,11 +294,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> bool(2.0 < est.params[1] < 4.0)
     True
     """
-    opt = validate_options(OPTIONS, {"lr": lr, "clip": clip, "epochs": epochs,
-                                     "bounds_share": bounds_share, "bounds_method": bounds_method,
-                                     "bounds_q": bounds_q, "inference_share": inference_share},
+    opt = validate_options(OPTIONS, {"lr": lr, "clip": clip, "epochs": epochs, "bounds_share":
+                                     bounds_share, "bounds_method": bounds_method, "bounds_q":
+                                     bounds_q, "inference_share": inference_share},
                            fixed={"loss": loss})
-    opt["inference_on"] = opt["inference_share"] if engine is None else 0.0  # not on dask
     eps, delta = check_eps(eps), check_delta(delta)
     X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if loss == "logistic" and not np.isin(y, (0.0, 1.0)).all():
@@ -296,16 +313,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     U = np.ascontiguousarray(design.X) / s                 # rows of L2 norm <= 1, C order
     grad = None if engine is None else engine.gradient(design, s, loss, opt["clip"])
     theta = _descend(U, y if loss == "logistic" else design.y, gdp, loss, opt, n_hat, grad)
-    facts = {"clip": design.clip, "dropped": design.dropped, "details": {
-        "loss": loss, "lr": opt["lr"], "clip": opt["clip"], "epochs": opt["epochs"],
-        "sigma": gdp.sigma("gradient", opt["clip"]), "mu": gdp.mu_total, "n_noisy": n_hat,
-        "bounds": plan.source(coarse=True), "eps_bounds": eps_b, "eps_n": eps_n,
-        "eps_gd": eps - eps_b - eps_n}}
+    facts = _facts(design, gdp, opt, loss, n_hat, plan, eps, eps_b, eps_n)
     if design.unusable:
         return withheld(X.shape[1], Withheld.LABEL_BOUNDS, **facts)
-    inference = None if not opt["inference_on"] > 0 else dpgd_inference(
-        loss, gdp, U, y if loss == "logistic" else design.y, theta, design, s, lr=opt["lr"],
-        T=opt["epochs"], sigma_g=gdp.sigma("gradient", opt["clip"]), n_hat=n_hat, eps=eps,
-        share=opt["inference_on"])
-    return Estimate(params=_to_original(design, theta, s, loss), released=True,
-                    inference=inference, **facts)
+    return Estimate(params=_to_original(design, theta, s, loss), released=True, **facts,
+                    inference=_inference(loss, gdp, U, y, theta, design, s, opt, n_hat, eps))

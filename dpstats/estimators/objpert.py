@@ -75,6 +75,22 @@ OPTIONS = OptionSpec((
 ))
 
 
+def _inference(U, theta_k, design, kept, s: float, t: float, n_noisy, eps: float,
+               delta: float, share: float, op, rng, ledger):
+    """Standard errors (:mod:`dpstats.estimators.inference.glm`): the Fisher information at
+    the released fit, a Gaussian release with ``share`` of the fit's eps and delta (stage
+    "inference"); None when ``share`` is 0."""
+    if share <= 0:
+        return None
+    return perturbation_inference(
+        "objpert", U, theta_k, design, kept, lambda v: to_original(design, v, s), t, n_noisy,
+        eps, release=lambda V, w: release_curvature(
+            V, w, 0.25, eps * share, delta * share, rng, ledger, stage="inference",
+            what="Fisher information of the logistic fit"),
+        ridge=op.ridge, noise={"s": op.sigma, "sigma_out": op.sigma_out}, share=share,
+        share_of="eps")
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, bounds: object = "auto",
              intercept_col: int | None = None, names=None, stage: str = "regression",
@@ -92,11 +108,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     rng, ledger, bounds, intercept_col, names, stage, known_x_bounds
         As in :func:`dpstats.estimators.dpgd.estimate`.
     threshold_share, bounds_share, inference_share
-        Options (:data:`OPTIONS`); ``inference_share`` of eps and delta releases the Fisher
-        information at the released fit (Gaussian, L2 sensitivity 1/4, ledger stage
-        ``"inference"``) for standard errors (:mod:`dpstats.estimators.inference.glm`).
-    n_noisy : float, optional
-        The pipeline's released row count (for the intervals' release gate only).
+        Options (:data:`OPTIONS`; standard errors: :mod:`dpstats.estimators.inference.glm`).
+    n_noisy : float, optional (the released row count, for the intervals' gate only)
 
     Returns
     -------
@@ -112,11 +125,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> bool(2.0 < est.params[1] < 4.0)
     True
     """
-    opt = validate_options(OPTIONS, {"threshold_share": threshold_share,
-                                     "bounds_share": bounds_share,
-                                     "inference_share": inference_share})
-    eps_all, delta_all = check_eps(eps), check_delta(delta)
-    inf = opt["inference_share"]
+    opt = validate_options(OPTIONS, {"threshold_share": threshold_share, "bounds_share":
+                                     bounds_share, "inference_share": inference_share})
+    eps_all, delta_all, inf = check_eps(eps), check_delta(delta), opt["inference_share"]
     eps, delta = eps_all * (1.0 - inf), delta_all * (1.0 - inf)
     X, y, icol = check_inputs(X, y, intercept_col, rng)
     if not np.isin(y, (0.0, 1.0)).all():
@@ -144,13 +155,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     only = not math.isfinite(t)
     b0 = (intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
-    inference = None if inf <= 0 else perturbation_inference(
-        "objpert", U, y, theta_k, design, kept, s, icol, t, n_noisy, eps_all,
-        release=lambda V, w: release_curvature(V, w, 0.25, eps_all * inf, delta_all * inf, rng,
-                                               ledger, stage="inference",
-                                               what="Fisher information of the logistic fit"),
-        ridge=op.ridge, noise={"s": op.sigma, "sigma_out": op.sigma_out}, share=inf,
-        share_of="eps")
+    inference = _inference(U, theta_k, design, kept, s, t, n_noisy, eps_all, delta_all, inf, op,
+                           rng, ledger)
     details = {"ridge": op.ridge, "sigma": op.sigma, "threshold": t, "intercept_only": only,
                "bounds": plan.source(coarse=True), "eps_bounds": eps_b,
                "eps_threshold": eps_t, "eps_counts": eps_c}

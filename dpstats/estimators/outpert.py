@@ -58,11 +58,11 @@ import numpy as np
 from ..errors import ValidationError
 from ..mechanisms import exponential, laplace
 from ..mechanisms.accountant import Ledger
+from ..mechanisms.curvature import release_curvature_part
 from ..mechanisms.gdp import GaussianGDP
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import bounded_design, check_inputs, hist_release, plan_bounds
 from .dpgd import _to_original as dpgd_to_original
-from ..mechanisms.curvature import release_curvature_part
 from .inference.glm import OUTPERT_WEIGHT, perturbation_inference
 from .outcome import Estimate
 
@@ -208,6 +208,19 @@ def to_original(design, theta, s: float) -> np.ndarray:
     return dpgd_to_original(design, theta, s, "logistic")
 
 
+def _inference(gdp, U, theta_k, design, s: float, t: float, n_noisy, eps: float, lam: float,
+               sens: float, share: float):
+    """Standard errors (:mod:`dpstats.estimators.inference.glm`): the Fisher information at
+    the released fit as the plan's ``"curvature"`` part; None when ``share`` is 0."""
+    if share <= 0:
+        return None
+    return perturbation_inference(
+        "outpert", U, theta_k, design, design.kept, lambda v: to_original(design, v, s), t,
+        n_noisy, eps,
+        release=lambda V, w: release_curvature_part(gdp, "curvature", V, w, 0.25),
+        ridge=lam, noise={"sigma": gdp.sigma("theta", sens)}, share=share, share_of="mu^2")
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, bounds: object = "auto",
              intercept_col: int | None = None, names=None, stage: str = "regression",
@@ -223,21 +236,16 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Design matrix (rows are the privacy units) and 0/1 label.
     eps, delta : float
         Budget of this stage (module docstring for its split).
-    rng : numpy.random.Generator
-    ledger : Ledger, optional
+    rng, ledger : numpy.random.Generator, Ledger (optional)
     bounds, intercept_col, names, stage, known_x_bounds
         As in :func:`dpstats.estimators.dpgd.estimate`.
     kappa, threshold_share, bounds_weight, inference_share
-        Options (:data:`OPTIONS`); ``inference_share`` of the Gaussian-DP plan's ``mu^2``
-        releases the Fisher information at the released fit (L2 sensitivity 1/4) for standard
-        errors (:mod:`dpstats.estimators.inference.glm`).
-    n_noisy : float, optional
-        The pipeline's released row count (for the intervals' release gate only).
+        Options (:data:`OPTIONS`; standard errors: :mod:`dpstats.estimators.inference.glm`).
+    n_noisy : float, optional (the released row count, for the intervals' gate only)
 
     Returns
     -------
-    Estimate
-        ``details``: public facts (``lam``, ``sigma``, ``mu``, ``threshold``, ...).
+    Estimate (``details``: public facts ``lam``, ``sigma``, ``mu``, ``threshold``, ...)
 
     Examples
     --------
@@ -248,9 +256,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> bool(est.params[1] > 1.0)
     True
     """
-    opt = validate_options(OPTIONS, {"kappa": kappa, "threshold_share": threshold_share,
-                                     "bounds_weight": bounds_weight,
-                                     "inference_share": inference_share})
+    opt = validate_options(OPTIONS, {"kappa": kappa, "threshold_share": threshold_share, "bounds_"
+                                     "weight": bounds_weight, "inference_share": inference_share})
     eps, delta = check_eps(eps), check_delta(delta)
     X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if not np.isin(y, (0.0, 1.0)).all():
@@ -260,17 +267,15 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     icol = intercept_col          # without an intercept there is no threshold to shift
     eps_t, eps_c = ((eps * opt["threshold_share"], eps * COUNT_SHARE) if icol is not None
                     else (0.0, 0.0))
-    inf = opt["inference_share"]
     gdp = _plan(eps - eps_t - eps_c, delta, plan.private, opt["bounds_weight"], rng, ledger,
-                stage, inf)
+                stage, opt["inference_share"])
     release = hist_release(lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s)))
     design = bounded_design(X, y, plan, release if plan.private else None,
                             drop_below=_DEGENERATE, drop_failed=plan.private)
     kept = list(design.kept)
     s = math.sqrt(len(kept))
     U = np.ascontiguousarray(design.X[:, kept]) / s          # rows of L2 norm <= 1
-    mu_theta = gdp.mu("theta")
-    lam = opt["kappa"] * s / mu_theta
+    lam = opt["kappa"] * s / gdp.mu("theta")
     sens = (1.0 + 2.0 * GRAD_TOL) / lam
     theta_k = gdp.release("theta", ridge_fit(U, y, lam), sens)
     t = 0.0
@@ -282,10 +287,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     only = not math.isfinite(t)
     b0 = (intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
-    inference = None if inf <= 0 else perturbation_inference(
-        "outpert", U, y, theta_k, design, kept, s, icol, t, n_noisy, eps,
-        release=lambda V, w: release_curvature_part(gdp, "curvature", V, w, 0.25),
-        ridge=lam, noise={"sigma": gdp.sigma("theta", sens)}, share=inf, share_of="mu^2")
+    inference = _inference(gdp, U, theta_k, design, s, t, n_noisy, eps, lam, sens,
+                           opt["inference_share"])
     details = {"lam": lam, "sigma": gdp.sigma("theta", sens), "mu": gdp.mu_total,
                "threshold": t, "intercept_only": only, "kappa": opt["kappa"],
                "bounds": plan.source(coarse=True), "eps_threshold": eps_t, "eps_counts": eps_c}

@@ -104,11 +104,12 @@ def _gd_model(Cs, theta, sigma2, *, lr: float, sigma_g: float, T: int, n_hat: fl
 
 
 def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float, T: int,
-                   sigma_g: float, n_hat: float, eps: float, share: float) -> Inference:
+                   sigma_g: float, n_hat: float, eps: float, share: float,
+                   to_original) -> Inference:
     """Release the inference parts of DP-GD's ``plan`` (the fit's rows ``U``, scaled, label
     ``y`` on the fitted scale, released ``theta``) and return the
-    :class:`~dpstats.estimators.outcome.Inference` (module docstring)."""
-    from ..dpgd import _to_original
+    :class:`~dpstats.estimators.outcome.Inference` (module docstring); ``to_original`` maps
+    all unit-scale coefficients to the original ones."""
     kept = list(design.kept)
     Uk, tk = U[:, kept], np.asarray(theta)[kept]
     logistic = loss == "logistic"
@@ -142,7 +143,7 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
                                f"(a share {left:.2f} of the way from 0 was left in the slowest "
                                f"direction of the released curvature; more epochs or a larger "
                                f"lr give intervals)", "mu^2")
-    M = fitted_map(lambda t: _to_original(design, t, s, loss), kept, q)
+    M = fitted_map(to_original, kept, q)
     D = error_draws(bias, cov, M, np.zeros(q))
     sig = None
     if not logistic:

@@ -49,8 +49,8 @@ from .ssp import _covariance
 
 __all__ = ["glm_inference", "plausible_curvatures", "error_draws", "OUTPERT_WEIGHT",
            "OBJPERT_SHARE", "PD_SHARE", "THRESHOLDS", "DRAWS", "CURVATURE_DRAWS", "COVERS",
-           "REFERENCE", "nan_inference", "gated", "fitted_map", "finish_cov", "logistic_weights",
-           "perturbation_inference"]
+           "REFERENCE", "nan_inference", "gated", "fitted_map", "finish_cov",
+           "logistic_weights", "perturbation_inference"]
 
 #: Share of output perturbation's Gaussian-DP budget (``mu^2``) for the Fisher information.
 OUTPERT_WEIGHT = 0.05
@@ -222,20 +222,22 @@ def logistic_weights(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return s * (1.0 - s)
 
 
-def perturbation_inference(kind: str, U, y, theta_k, design, kept: list[int], s: float,
-                           icol: int | None, threshold: float, n_noisy, eps: float, *,
-                           release, ridge: float, noise: dict, share: float,
+def perturbation_inference(kind: str, U, theta_k, design, kept, to_original,
+                           threshold: float, n_noisy, eps: float, *, release,
+                           ridge: float, noise: dict, share: float,
                            share_of: str) -> Inference:
     """Release the Fisher information of an outpert/objpert fit at its released unit-scale
-    coefficients ``theta_k`` (``release(U, weights) -> (C, sigma)``, a mechanism of
-    :mod:`dpstats.mechanisms.curvature`) and return :func:`glm_inference`'s result. The
-    release happens whatever the result (what is charged does not depend on the data)."""
-    from ..dpgd import _to_original
+    coefficients ``theta_k`` on the kept columns ``U`` (``release(U, weights) -> (C,
+    sigma)``, a mechanism of :mod:`dpstats.mechanisms.curvature`) and return
+    :func:`glm_inference`'s result; ``to_original`` maps all unit-scale coefficients to the
+    original ones. The release happens whatever the result (what is charged does not depend
+    on the data)."""
     C_rel, sigma_c = release(U, logistic_weights(U, theta_k))
     q = design.mid.size
-    M = fitted_map(lambda t: _to_original(design, t, s, "logistic"), list(kept), q)
+    M = fitted_map(to_original, list(kept), q)
     n_hat = math.nan if n_noisy is None else float(n_noisy)
     inf = glm_inference(kind, C_rel=C_rel, sigma_c=sigma_c, theta=np.asarray(theta_k),
-                        ridge=ridge, noise=noise, M=M, icol=icol, threshold=threshold,
-                        n_hat=n_hat, eps=eps, share=share, share_of=share_of)
-    return finish_cov(inf, design.dropped)
+                        ridge=ridge, noise=noise, M=M, icol=design.intercept_col,
+                        threshold=threshold, n_hat=n_hat, eps=eps, share=share,
+                        share_of=share_of)
+    return finish_cov(inf, [j for j in range(q) if j not in set(kept)])
