@@ -43,10 +43,11 @@ stage's ``(eps, delta)`` is split by basic composition; the shares are public de
    chose). The budget is charged whether or not it is used, so that what is charged does not
    depend on the data.
 
-The whole estimator is ``(eps, delta)``-DP. Coefficients are mapped back to the original scale
-(post-processing); the fit is exact for the winsorised predictor, so the released box is
-``Estimate.clip`` as for DP-GD. Defaults (``KAPPA``, the shares, the grid) come from the
-data-independent simulation of ``benchmarks/glm_auto_rule.py`` (design note NN).
+The whole estimator is ``(eps, delta)``-DP. It releases no standard errors
+(:data:`dpstats.estimators.inference.glm.OUTPERT_REASON` says why). Coefficients are mapped
+back to the original scale (post-processing); the fit is exact for the winsorised predictor,
+so the released box is ``Estimate.clip`` as for DP-GD. Defaults (``KAPPA``, the shares, the
+grid) come from the data-independent simulation of ``benchmarks/glm_auto_rule.py`` (design note NN).
 """
 
 from __future__ import annotations
@@ -58,12 +59,11 @@ import numpy as np
 from ..errors import ValidationError
 from ..mechanisms import exponential, laplace
 from ..mechanisms.accountant import Ledger
-from ..mechanisms.curvature import release_curvature_part
 from ..mechanisms.gdp import GaussianGDP
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import bounded_design, check_inputs, hist_release, plan_bounds
 from .dpgd import _to_original as dpgd_to_original
-from .inference.glm import OUTPERT_WEIGHT, perturbation_inference
+from .inference.glm import outpert_inference
 from .outcome import Estimate
 
 __all__ = ["estimate", "ridge_fit", "threshold_grid", "choose_threshold", "intercept_only",
@@ -87,7 +87,7 @@ _DEGENERATE = 2.0**-30
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
-                    "known_x_bounds", "n_noisy"})
+                    "known_x_bounds"})
 #: Output perturbation's options.
 OPTIONS = OptionSpec((
     Option("kappa", "real", KAPPA, range=(0.0, None),
@@ -96,9 +96,6 @@ OPTIONS = OptionSpec((
            doc="share of eps for the private threshold, e.g. 0.1"),
     Option("bounds_weight", "real", BOUNDS_WEIGHT, range=(0.0, 1.0),
            doc="share of the Gaussian budget (mu^2) for private bounds, e.g. 0.2"),
-    Option("inference_share", "real", OUTPERT_WEIGHT, range=(0.0, 1.0), closed=(True, False),
-           doc="share of the Gaussian budget (mu^2) for the Fisher information behind the "
-               "standard errors (0: none), e.g. 0.05"),
 ))
 
 
@@ -158,18 +155,14 @@ def threshold_grid(radius: float, k: int = N_THRESHOLDS) -> np.ndarray:
 
 
 def _plan(eps_gdp: float, delta: float, private_bounds: bool, weight: float, rng, ledger,
-          stage: str, inf: float = 0.0) -> GaussianGDP:
-    parts = {"theta": (1, (1.0 - weight if private_bounds else 1.0) * (1.0 - inf))}
+          stage: str) -> GaussianGDP:
+    parts = {"theta": (1, 1.0 - weight if private_bounds else 1.0)}
     if private_bounds:
-        parts = {"bounds": (1, weight * (1.0 - inf)), **parts}
-    if inf > 0:
-        parts["curvature"] = (1, inf)
+        parts = {"bounds": (1, weight), **parts}
     return GaussianGDP(eps_gdp, delta, parts, rng, ledger, stage=stage,
                        what=("output perturbation: " + ("log-histograms for bounds (L2 "
                              "sensitivity sqrt(#bounded columns)), " if private_bounds else "")
-                             + "the ridge-logistic minimiser (L2 sensitivity (1 + 2 tol) / Lam)"
-                             + ("; inference: the Fisher information at the released fit (L2 "
-                                "sensitivity 1/4)" if inf > 0 else "")))
+                             + "the ridge-logistic minimiser (L2 sensitivity (1 + 2 tol) / Lam)"))
 
 
 def choose_threshold(scores, y, theta_norm: float, eps_t: float, rng, ledger,
@@ -208,26 +201,12 @@ def to_original(design, theta, s: float) -> np.ndarray:
     return dpgd_to_original(design, theta, s, "logistic")
 
 
-def _inference(gdp, U, theta_k, design, s: float, t: float, n_noisy, eps: float, lam: float,
-               sens: float, share: float):
-    """Standard errors (:mod:`dpstats.estimators.inference.glm`): the Fisher information at
-    the released fit as the plan's ``"curvature"`` part; None when ``share`` is 0."""
-    if share <= 0:
-        return None
-    return perturbation_inference(
-        "outpert", U, theta_k, design, design.kept, lambda v: to_original(design, v, s), t,
-        n_noisy, eps,
-        release=lambda V, w: release_curvature_part(gdp, "curvature", V, w, 0.25),
-        ridge=lam, noise={"sigma": gdp.sigma("theta", sens)}, share=share, share_of="mu^2")
-
-
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, bounds: object = "auto",
              intercept_col: int | None = None, names=None, stage: str = "regression",
              known_x_bounds: dict | None = None, kappa: float = KAPPA,
              threshold_share: float = THRESHOLD_SHARE,
-             bounds_weight: float = BOUNDS_WEIGHT, inference_share: float = OUTPERT_WEIGHT,
-             n_noisy: float | None = None) -> Estimate:
+             bounds_weight: float = BOUNDS_WEIGHT) -> Estimate:
     """Private logistic regression by output perturbation and a private threshold.
 
     Parameters
@@ -236,16 +215,17 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Design matrix (rows are the privacy units) and 0/1 label.
     eps, delta : float
         Budget of this stage (module docstring for its split).
-    rng, ledger : numpy.random.Generator, Ledger (optional)
+    rng : numpy.random.Generator
+    ledger : Ledger, optional
     bounds, intercept_col, names, stage, known_x_bounds
         As in :func:`dpstats.estimators.dpgd.estimate`.
-    kappa, threshold_share, bounds_weight, inference_share
-        Options (:data:`OPTIONS`; standard errors: :mod:`dpstats.estimators.inference.glm`).
-    n_noisy : float, optional (the released row count, for the intervals' gate only)
+    kappa, threshold_share, bounds_weight
+        Options (:data:`OPTIONS`).
 
     Returns
     -------
-    Estimate (``details``: public facts ``lam``, ``sigma``, ``mu``, ``threshold``, ...)
+    Estimate
+        ``details``: public facts (``lam``, ``sigma``, ``mu``, ``threshold``, ...).
 
     Examples
     --------
@@ -256,8 +236,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> bool(est.params[1] > 1.0)
     True
     """
-    opt = validate_options(OPTIONS, {"kappa": kappa, "threshold_share": threshold_share, "bounds_"
-                                     "weight": bounds_weight, "inference_share": inference_share})
+    opt = validate_options(OPTIONS, {"kappa": kappa, "threshold_share": threshold_share,
+                                     "bounds_weight": bounds_weight})
     eps, delta = check_eps(eps), check_delta(delta)
     X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if not np.isin(y, (0.0, 1.0)).all():
@@ -268,14 +248,15 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     eps_t, eps_c = ((eps * opt["threshold_share"], eps * COUNT_SHARE) if icol is not None
                     else (0.0, 0.0))
     gdp = _plan(eps - eps_t - eps_c, delta, plan.private, opt["bounds_weight"], rng, ledger,
-                stage, opt["inference_share"])
+                stage)
     release = hist_release(lambda v, s: (gdp.release("bounds", v, s), gdp.sigma("bounds", s)))
     design = bounded_design(X, y, plan, release if plan.private else None,
                             drop_below=_DEGENERATE, drop_failed=plan.private)
     kept = list(design.kept)
     s = math.sqrt(len(kept))
     U = np.ascontiguousarray(design.X[:, kept]) / s          # rows of L2 norm <= 1
-    lam = opt["kappa"] * s / gdp.mu("theta")
+    mu_theta = gdp.mu("theta")
+    lam = opt["kappa"] * s / mu_theta
     sens = (1.0 + 2.0 * GRAD_TOL) / lam
     theta_k = gdp.release("theta", ridge_fit(U, y, lam), sens)
     t = 0.0
@@ -287,8 +268,6 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     only = not math.isfinite(t)
     b0 = (intercept_only(y, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
-    inference = _inference(gdp, U, theta_k, design, s, t, n_noisy, eps, lam, sens,
-                           opt["inference_share"])
     details = {"lam": lam, "sigma": gdp.sigma("theta", sens), "mu": gdp.mu_total,
                "threshold": t, "intercept_only": only, "kappa": opt["kappa"],
                "bounds": plan.source(coarse=True), "eps_threshold": eps_t, "eps_counts": eps_c}
@@ -300,4 +279,5 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         if icol is not None:
             theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta > t
         beta = to_original(design, theta, s)
-    return Estimate(params=beta, released=True, inference=inference, **facts)
+    return Estimate(params=beta, released=True, inference=outpert_inference(X.shape[1]),
+                    **facts)

@@ -19,7 +19,7 @@ import pytest
 import statsmodels.api as sm
 
 import dpstats as dp
-from dpstats.estimators import dpgd, objpert, outpert
+from dpstats.estimators import dpgd, objpert
 from dpstats.estimators.inference import dpgd as inf_dpgd
 from dpstats.estimators.inference import glm as inf_glm
 from dpstats.estimators.inference.gate import GATED
@@ -104,17 +104,17 @@ def test_dpgd_squared_sampling_part_matches_ols():
     assert np.allclose(se[1:], sm.OLS(y, X).fit().bse[1:], rtol=0.1)
 
 
-def _outpert_coverage(reps: int, broken: bool, monkeypatch) -> float:
+def _objpert_coverage(reps: int, broken: bool, monkeypatch) -> float:
     if broken:        # the privacy noise left out of the intervals
         real = inf_glm.glm_inference
 
         def no_noise(kind, **kw):
-            return real(kind, **{**kw, "noise": {"sigma": 0.0}})
+            return real(kind, **{**kw, "noise": {"s": 0.0, "sigma_out": 0.0}})
         monkeypatch.setattr(inf_glm, "glm_inference", no_noise)
     hits = []
     for r in range(reps):
-        X, y = _logistic(3_000, 100 + r, beta=(0.0, 1.0))
-        est = outpert.estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(r),
+        X, y = _logistic(12_000, 100 + r, beta=(0.0, 1.0))
+        est = objpert.estimate(X, y, eps=0.5, delta=1e-5, rng=np.random.default_rng(r),
                                bounds=(-3, 3), intercept_col=0)
         se = np.sqrt(est.inference.cov[1, 1])
         if np.isfinite(se):
@@ -124,8 +124,10 @@ def _outpert_coverage(reps: int, broken: bool, monkeypatch) -> float:
 
 
 @pytest.mark.parametrize("broken", [False, True])
-def test_outpert_coverage_small_cell(broken, monkeypatch):
-    cover = _outpert_coverage(40, broken, monkeypatch)
+def test_objpert_coverage_small_cell(broken, monkeypatch):
+    """Public bounds holding nearly all the data, 12,000 rows at eps 0.5: the privacy noise is
+    a large part of the error there, so leaving it out must under-cover."""
+    cover = _objpert_coverage(40, broken, monkeypatch)
     if broken:
         assert cover < 0.8
     else:
@@ -157,14 +159,17 @@ def test_default_glm_releases_intervals_and_charges_them():
     assert "Fisher information" in r.summary().as_text()
 
 
-def test_outpert_inference_is_a_part_of_its_plan_and_can_be_turned_off():
+def test_outpert_says_why_it_has_no_intervals_and_spends_nothing_on_them():
     df = _frame(5_000, 2)
     r = _glm(df, method="outpert")
-    text = r.summary().as_text()
-    assert np.isfinite(r.bse).all() and "mu^2" in text
+    assert r.bse.isna().all() and "shrinks the coefficients" in r.inference.reason
     assert "inference" not in set(r.ledger["stage"])
-    off = _glm(df, method="outpert", inference_share=0.0)
+
+
+def test_objpert_inference_can_be_turned_off():
+    off = _glm(_frame(20_000, 2), method="objpert", inference_share=0.0)
     assert off.bse.isna().all() and "inference_share=0" in off.inference.reason
+    assert "inference" not in set(off.ledger["stage"])
 
 
 def test_frank_wolfe_says_why_it_has_no_intervals():
@@ -173,8 +178,8 @@ def test_frank_wolfe_says_why_it_has_no_intervals():
 
 
 def test_intercept_only_release_is_gated():
-    inf = inf_glm.glm_inference("outpert", C_rel=np.eye(2) * 100, sigma_c=1.0,
-                                theta=np.zeros(2), ridge=1.0, noise={"sigma": 0.1},
+    inf = inf_glm.glm_inference("objpert", C_rel=np.eye(2) * 100, sigma_c=1.0,
+                                theta=np.zeros(2), ridge=1.0, noise={"s": 0.1, "sigma_out": 0},
                                 M=np.eye(2), icol=0, threshold=np.inf, n_hat=1e4, eps=1.0,
                                 share=0.05, share_of="mu^2")
     assert inf.method.startswith(GATED) and "intercept-only" in inf.method

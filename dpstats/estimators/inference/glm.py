@@ -1,38 +1,44 @@
-"""Standard errors for dp_glm's output and objective perturbation: a private Fisher information,
-then a parametric bootstrap of the released fit.
+"""Standard errors for dp_glm's objective perturbation (the default from about 1,500/mu
+released rows): a private Fisher information, then a parametric bootstrap of the released fit;
+and why output perturbation releases none.
 
 Neighbours: add/remove one row. What is released for inference: the Fisher information of the
-ridge-logistic fit at the released coefficients, ``C = sum_i s_i (1 - s_i) u_i u_i'`` on the
-rows the estimator fitted (scaled to L2 norm <= 1), with Gaussian noise of L2 sensitivity 1/4
-(:mod:`dpstats.mechanisms.curvature`): as one more part of output perturbation's Gaussian-DP
-plan (:data:`OUTPERT_WEIGHT` of its ``mu^2``), or for objective perturbation (which has no
-Gaussian-DP plan) on its own with :data:`OBJPERT_SHARE` of the fit's eps and delta (ledger
-stage ``"inference"``). Everything else is post-processing.
+fit at the released coefficients, ``C = sum_i s_i (1 - s_i) u_i u_i'`` on the rows the
+estimator fitted (scaled to L2 norm <= 1), with Gaussian noise of L2 sensitivity 1/4
+(:func:`dpstats.mechanisms.curvature.release_curvature`), with :data:`OBJPERT_SHARE` of the
+fit's eps and delta (ledger stage ``"inference"``). Everything else is post-processing.
 
 Two sources of error, on the fitted (unit) scale, then mapped to the original one:
 
-* **sampling**: the ridge minimiser ``t_r`` of ``L(t) + (r/2)||t||^2`` has covariance
-  ``(C + r I)^-1 C (C + r I)^-1`` (the logistic model holds for the bounded design: the
-  information equals the score's covariance), and bias ``-C^-1 r t_r`` towards 0 against the
-  unpenalised minimiser (first order; ``t_r`` plugged in as the released coefficients);
-* **privacy noise**, of a known distribution: output perturbation adds ``N(0, sigma^2 I)``
-  (``sigma`` released); objective perturbation's linear term ``b ~ N(0, s^2 I)`` moves the
-  minimiser by ``-(C + r I)^-1 b`` (covariance ``s^2 (C + r I)^-2``), plus its output noise;
+* **sampling**: the minimiser ``t_r`` of ``L(t) + (r/2)||t||^2`` (``r`` the mechanism's public
+  ridge) has covariance ``(C + r I)^-1 C (C + r I)^-1`` (the logistic model holds for the
+  bounded design: the information equals the score's covariance), and bias ``-C^-1 r t_r``
+  against the unpenalised minimiser (first order; ``t_r`` plugged in as the released
+  coefficients; small: ``r`` is about 2.4-4.8 at eps 1 against ``C`` growing with n);
+* **privacy noise**, of a known distribution: the linear term ``b ~ N(0, s^2 I)`` moves the
+  minimiser by ``-(C + r I)^-1 b`` (covariance ``s^2 (C + r I)^-2``), plus the mechanism's
+  small output noise;
 * the private decision threshold ``t`` moves the released intercept by ``-t`` (a known,
   released shift: a bias of the intercept, included).
 
 The released ``C`` is noisy: the bootstrap draws plausible informations ``C - E`` (``E`` a
-symmetric Gaussian matrix of the released noise scale; this doubles the noise variance, a
-conservative choice) and, for each, error draws with the bias and covariance above; standard
-errors are the 95% quantile of the absolute errors divided by 1.96 (the symmetric interval,
-bias included), correlations from the draws (as :mod:`.ssp`). Draws come from
-:func:`dpstats.mechanisms.simulation.simulation_noise` (fixed public seed).
+symmetric Gaussian matrix of the released noise scale) and, for each, error draws with the
+bias and covariance above; standard errors are the 95% quantile of the absolute errors divided
+by 1.96 (the symmetric interval, bias included), correlations from the draws (as :mod:`.ssp`).
+Draws come from :func:`dpstats.mechanisms.simulation.simulation_noise` (fixed public seed).
 
 **Gate.** No intervals when fewer than :data:`PD_SHARE` of the plausible informations are
 positive definite (the released information is too noisy to say how precise the fit is), or
 when an intercept-only model was released; :data:`THRESHOLDS` (``n_hat * eps``) where the
 coverage simulation (``benchmarks/glm_coverage.py``) showed under-coverage. Both read released
 and public values only.
+
+**Output perturbation** gets none (:data:`OUTPERT_REASON`): its ridge is public and large by
+design (its noise norm is ``1 / kappa`` at every n), so the coefficients are shrunk by a
+data-dependent factor that the same first-order plug-in corrected only partly; measured
+coverage 0.88-0.93 (``benchmarks/glm_coverage.py``, explicit ``method="outpert"``, n 5,000 to
+20,000). A release of the curvature there would have cost budget for intervals that do not
+cover, so nothing is spent.
 """
 
 from __future__ import annotations
@@ -47,20 +53,27 @@ from .gate import GATED
 from .simulate import symmetric_noise
 from .ssp import _covariance
 
-__all__ = ["glm_inference", "plausible_curvatures", "error_draws", "OUTPERT_WEIGHT",
+__all__ = ["glm_inference", "plausible_curvatures", "error_draws", "OUTPERT_REASON",
+           "outpert_inference",
            "OBJPERT_SHARE", "PD_SHARE", "THRESHOLDS", "DRAWS", "CURVATURE_DRAWS", "COVERS",
            "REFERENCE", "nan_inference", "gated", "fitted_map", "finish_cov",
            "logistic_weights", "perturbation_inference"]
 
-#: Share of output perturbation's Gaussian-DP budget (``mu^2``) for the Fisher information.
-OUTPERT_WEIGHT = 0.05
+#: Why output perturbation releases no intervals (measured; see the module docstring).
+OUTPERT_REASON = (
+    "output perturbation's public ridge (chosen so that its noise has norm 1/kappa at every n) "
+    "shrinks the coefficients by a data-dependent factor, about C / (C + ridge) per direction "
+    "(25-37% at 10,000-20,000 rows, p = 5, eps = 1 in simulation); the released values "
+    "estimate that bias only to first order, and intervals built on it covered 0.88-0.93 "
+    "(benchmarks/glm_coverage.py, method='outpert'); objective perturbation (method='auto' "
+    "from about 1,500/mu released rows, or method='objpert') and method='dpgd' give intervals")
 #: Share of objective perturbation's eps and delta for the Fisher information (stage
 #: "inference"; a separate Gaussian release).
 OBJPERT_SHARE = 0.10
 #: Intervals need at least this share of positive-definite plausible informations.
 PD_SHARE = 0.95
 #: Smallest ``n_hat * eps`` (released count, the fit's eps) with intervals, per method.
-THRESHOLDS = {"outpert": 0.0, "objpert": 0.0, "dpgd-logistic": 0.0, "dpgd-squared": 0.0}
+THRESHOLDS = {"objpert": 0.0, "dpgd-logistic": 0.0, "dpgd-squared": 0.0}
 #: Error draws of the bootstrap, and plausible informations they cycle through.
 DRAWS = 2000
 CURVATURE_DRAWS = 200
@@ -72,6 +85,15 @@ REFERENCE = ("Fisher information released privately, privacy noise of the releas
 COVERS = ("the logistic-regression coefficients of the inputs clipped to the released box "
           "(the model's coefficients when the box holds the data), given the design and the "
           "selected terms; the sampling part assumes the logistic model holds")
+
+
+def outpert_inference(p: int) -> Inference:
+    """No intervals for an output-perturbation fit, with :data:`OUTPERT_REASON`.
+
+    >>> "ridge" in outpert_inference(2).method
+    True
+    """
+    return gated(p, 0.0, OUTPERT_REASON)
 
 
 def nan_inference(p: int, share: float, method: str = "none", share_of: str = "eps"):
@@ -130,13 +152,13 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
                   ridge: float, noise: dict, M: np.ndarray, icol: int | None,
                   threshold: float, n_hat: float, eps: float, share: float,
                   share_of: str) -> Inference:
-    """The :class:`~dpstats.estimators.outcome.Inference` of an ``"outpert"`` or
-    ``"objpert"`` fit from released values only (module docstring).
+    """The :class:`~dpstats.estimators.outcome.Inference` of an ``"objpert"`` fit (``kind``)
+    from released values only (module docstring).
 
     ``C_rel`` is the released information on the fitted columns (unit scale, ``sigma_c`` its
     noise), ``theta`` the released unit-scale coefficients before the threshold shift,
-    ``ridge`` the objective's ridge, ``noise`` the privacy noise (``{"sigma": ...}`` for
-    outpert; ``{"s": ..., "sigma_out": ...}`` for objpert), ``M`` the linear map to the
+    ``ridge`` the objective's ridge, ``noise`` the privacy noise (``{"s": ...,
+    "sigma_out": ...}``: sd of ``b`` and of the output noise), ``M`` the linear map to the
     original coefficients of the fitted columns, ``icol`` the position of the intercept in
     the original coefficients, ``threshold`` the released threshold, ``n_hat`` the released
     row count (NaN when none) and ``eps`` the fit's.
@@ -152,23 +174,18 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     Cs, ok = plausible_curvatures(C_rel, sigma_c)
     if ok < PD_SHARE:
         return gated(q, share, _noisy_reason(ok), share_of)
-    if kind == "outpert":
-        def priv(Hr_inv):
-            return noise["sigma"] ** 2 * np.broadcast_to(np.eye(theta.size), Hr_inv.shape)
-    else:
-        def priv(Hr_inv):
-            return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
-                theta.size)
+    def priv(Hr_inv):
+        return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
+            theta.size)
     bias, cov = _ridge_model(Cs, ridge, theta, priv)
     shift = np.zeros(q)
     if icol is not None:
         shift[icol] = -threshold
     D = error_draws(bias, cov, M, shift)
-    label = "output" if kind == "outpert" else "objective"
     return Inference(
         cov=_covariance(D), share=share, reference=REFERENCE, covers=COVERS, share_of=share_of,
         method=(f"private Fisher information at the released fit (inverse information for "
-                f"sampling, the ridge's bias included) plus the {label} perturbation's own "
+                f"sampling, the ridge's bias included) plus the objective perturbation's own "
                 f"noise, by parametric bootstrap ({DRAWS} draws over {CURVATURE_DRAWS} "
                 f"plausible informations); the threshold's shift of the intercept is "
                 f"included"))
@@ -226,7 +243,7 @@ def perturbation_inference(kind: str, U, theta_k, design, kept, to_original,
                            threshold: float, n_noisy, eps: float, *, release,
                            ridge: float, noise: dict, share: float,
                            share_of: str) -> Inference:
-    """Release the Fisher information of an outpert/objpert fit at its released unit-scale
+    """Release the Fisher information of an objpert fit at its released unit-scale
     coefficients ``theta_k`` on the kept columns ``U`` (``release(U, weights) -> (C,
     sigma)``, a mechanism of :mod:`dpstats.mechanisms.curvature`) and return
     :func:`glm_inference`'s result; ``to_original`` maps all unit-scale coefficients to the
