@@ -141,7 +141,7 @@ def _gdp_plan(eps_gd: float, delta: float, loss: str, opt: dict, hist: bool, rng
               stage: str) -> GaussianGDP:
     """One Gaussian-DP plan for (the bounds histograms and) the ``epochs`` gradient sums."""
     share, epochs, clip = opt["bounds_share"], opt["epochs"], opt["clip"]
-    inf = opt.get("inference_on", 0.0)
+    inf = opt.get("inference_share", 0.0)     # reserved on dask too: the same releases
     parts = {"gradient": (epochs, (1.0 - share if hist else 1.0) * (1.0 - inf))}
     if hist:
         parts = {"bounds": (1, share * (1.0 - inf)), **parts}
