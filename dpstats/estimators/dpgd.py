@@ -42,6 +42,14 @@ Neighbours: add/remove one row throughout. The steps and what each one costs:
    whole run once, as ``"gaussian (GDP)"``, before the first release). The update is
    ``theta <- theta - lr * noisy_sum / n_hat``.
 
+4. **Inference** (option ``inference_share``, default 5% of the plan's ``mu^2``, 0 for none;
+   not on dask, where the parts are still reserved so that releases match): the curvature of
+   the loss at the released coefficients (logistic: Fisher information, L2 sensitivity 1/4;
+   squared: Gram matrix, sensitivity 1) and, for squared loss, the residual sum of squares with
+   residuals clipped to [-1, 1] (sensitivity 1), as parts of the same plan
+   (:mod:`dpstats.mechanisms.curvature`); standard errors propagate the gradient noise through
+   the linearised steps (:mod:`dpstats.estimators.inference.dpgd`).
+
 Coefficients are mapped back to the original scale (post-processing). They are exact for the
 *winsorised* predictor ``clip(x, clip_lo, clip_hi) @ params``, so the released box is returned
 as ``Estimate.clip`` (intercept and dropped columns unbounded) and the results'
@@ -79,6 +87,7 @@ from .bounded import (
 )
 from .inference.dpgd import WEIGHT as INFERENCE_WEIGHT
 from .inference.dpgd import dpgd_inference, plan_parts
+from .inference.glm import gated
 from .outcome import Estimate, Withheld, withheld
 
 __all__ = ["estimate", "LOSSES", "DEFAULT_EPOCHS", "DEFAULT_CLIP", "BOUNDS_SHARE", "BOUNDS_Q",
@@ -231,7 +240,10 @@ def _inference(loss, gdp, U, y, theta, design, s, opt, n_hat, eps):
     """Standard errors (:mod:`dpstats.estimators.inference.dpgd`; their parts of the plan);
     None when ``inference_share`` is 0 or on dask (``inference_on`` 0)."""
     if not opt["inference_on"] > 0:
-        return None
+        return None if not opt["inference_share"] > 0 else gated(
+            design.mid.size, opt["inference_share"], "DP-GD computes no standard errors on a "
+            "dask frame yet (its inference parts are reserved, so releases equal an in-memory "
+            "fit's); fit in memory for intervals", "mu^2")
     return dpgd_inference(
         loss, gdp, U, y if loss == "logistic" else design.y, theta, design, s, lr=opt["lr"],
         T=opt["epochs"], sigma_g=gdp.sigma("gradient", opt["clip"]), n_hat=n_hat, eps=eps,

@@ -24,6 +24,13 @@ delta)``, basic composition):
    :mod:`dpstats.estimators.outpert` (exponential mechanism over thresholds including the two
    intercept-only models, monotone utility of sensitivity 1; Laplace class counts).
 
+4. **Inference** (:data:`~dpstats.estimators.inference.glm.OBJPERT_SHARE`, 10%, of eps and
+   delta, taken first; option ``inference_share``, 0 for none): the Fisher information at the
+   released fit, analytic Gaussian on its upper triangle, L2 sensitivity 1/4 (ledger stage
+   ``"inference"``, :func:`dpstats.mechanisms.curvature.release_curvature`); standard errors
+   from it and the perturbation's known noise by parametric bootstrap
+   (:mod:`dpstats.estimators.inference.glm`; Ferrando, Wang & Sheldon 2022).
+
 The estimator is ``(eps, delta)``-DP. Coefficients map back to the original scale for the
 winsorised predictor (``Estimate.clip``).
 """

@@ -55,6 +55,8 @@ RESID_CLIP = 1.0
 def _rows(U) -> np.ndarray:
     U = np.asarray(U, dtype=np.float64)
     norms = np.sqrt(np.einsum("ij,ij->i", U, U))
+    if norms.size == 0 or norms.max() <= ROW_NORM:      # nothing to clip: no copy
+        return U
     scale = np.minimum(1.0, ROW_NORM / np.maximum(norms, 1e-300))
     return U * scale[:, None]
 
