@@ -42,6 +42,14 @@ Neighbours: add/remove one row throughout. The steps and what each one costs:
    whole run once, as ``"gaussian (GDP)"``, before the first release). The update is
    ``theta <- theta - lr * noisy_sum / n_hat``.
 
+4. **Inference** (option ``inference_share``, default 5% of the plan's ``mu^2``, 0 for none;
+   not on dask, where the parts are still reserved so that releases match): the curvature of
+   the loss at the released coefficients (logistic: Fisher information, L2 sensitivity 1/4;
+   squared: Gram matrix, sensitivity 1) and, for squared loss, the residual sum of squares with
+   residuals clipped to [-1, 1] (sensitivity 1), as parts of the same plan
+   (:mod:`dpstats.mechanisms.curvature`); standard errors propagate the gradient noise through
+   the linearised steps (:mod:`dpstats.estimators.inference.dpgd`).
+
 Coefficients are mapped back to the original scale (post-processing). They are exact for the
 *winsorised* predictor ``clip(x, clip_lo, clip_hi) @ params``, so the released box is returned
 as ``Estimate.clip`` (intercept and dropped columns unbounded) and the results'
@@ -77,6 +85,9 @@ from .bounded import (
     hist_release,
     plan_bounds,
 )
+from .inference.dpgd import WEIGHT as INFERENCE_WEIGHT
+from .inference.dpgd import dpgd_inference, plan_parts
+from .inference.glm import gated
 from .outcome import Estimate, Withheld, withheld
 
 __all__ = ["estimate", "LOSSES", "DEFAULT_EPOCHS", "DEFAULT_CLIP", "BOUNDS_SHARE", "BOUNDS_Q",
@@ -128,6 +139,10 @@ OPTIONS = OptionSpec((
            doc="how 'auto' bounds are released"),
     Option("bounds_q", "real", BOUNDS_Q, range=(0.0, 1.0),
            doc="tail mass above each private bound, e.g. 0.02"),
+    Option("inference_share", "real", INFERENCE_WEIGHT, range=(0.0, 1.0),
+           closed=(True, False),
+           doc="share of the Gaussian budget (mu^2) for the curvature (and residual sum of "
+               "squares) behind the standard errors (0: none), e.g. 0.05"),
 ), finish=_finish)
 
 
@@ -135,15 +150,20 @@ def _gdp_plan(eps_gd: float, delta: float, loss: str, opt: dict, hist: bool, rng
               stage: str) -> GaussianGDP:
     """One Gaussian-DP plan for (the bounds histograms and) the ``epochs`` gradient sums."""
     share, epochs, clip = opt["bounds_share"], opt["epochs"], opt["clip"]
-    parts = {"gradient": (epochs, 1.0 - share if hist else 1.0)}
+    inf = opt.get("inference_share", 0.0)     # reserved on dask too: the same releases
+    parts = {"gradient": (epochs, (1.0 - share if hist else 1.0) * (1.0 - inf))}
     if hist:
-        parts = {"bounds": (1, share), **parts}
+        parts = {"bounds": (1, share * (1.0 - inf)), **parts}
+    parts.update(plan_parts(loss, inf))
     return GaussianGDP(eps_gd, delta, parts, rng, ledger, stage=stage,
                        what=("DP-GD: " + ("log-histograms for bounds (L2 sensitivity "
                              "sqrt(#bounded columns)), " if hist else "")
                              + f"{epochs} releases of the {loss}-loss gradient sum, each "
                              f"row's gradient clipped to L2 norm {clip:.4g} (L2 sensitivity "
-                             f"{clip:.4g})"))
+                             f"{clip:.4g})" + ("; inference: the curvature at the released "
+                             "fit (L2 sensitivity 1/4 logistic, 1 squared) and, squared loss, "
+                             "the residual sum of squares, residuals clipped to [-1, 1] (L2 "
+                             "sensitivity 1)" if inf > 0 else "")))
 
 
 def _gradient_sum(U, y, theta, loss: str, clip: float) -> np.ndarray:
@@ -166,6 +186,7 @@ def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float,
     plan ("hist") or pure-eps quantiles taking ``bounds_share`` of ``eps`` ("quantile"):
     ``(plan, design, eps_bounds)``."""
     hist = plan.private and opt["bounds_method"] == "hist"
+    opt["inference_on"] = opt["inference_share"] if counts_of is None else 0.0  # not on dask
     eps_b = eps * opt["bounds_share"] if plan.private and not hist else 0.0
     gdp = _gdp_plan(eps - eps_b - eps_n, delta, loss, opt, hist, rng, ledger, stage)
     extra = () if counts_of is None else (counts_of,)      # dask: the histograms given
@@ -206,13 +227,37 @@ def _to_original(design: BoundedDesign, theta, s: float, loss: str) -> np.ndarra
     return beta
 
 
+def _facts(design, gdp, opt, loss, n_hat, plan, eps, eps_b, eps_n) -> dict:
+    """The public facts of a fit (``clip``, ``dropped``, ``details``)."""
+    return {"clip": design.clip, "dropped": design.dropped, "details": {
+        "loss": loss, "lr": opt["lr"], "clip": opt["clip"], "epochs": opt["epochs"],
+        "sigma": gdp.sigma("gradient", opt["clip"]), "mu": gdp.mu_total, "n_noisy": n_hat,
+        "bounds": plan.source(coarse=True), "eps_bounds": eps_b, "eps_n": eps_n,
+        "eps_gd": eps - eps_b - eps_n}}
+
+
+def _inference(loss, gdp, U, y, theta, design, s, opt, n_hat, eps):
+    """Standard errors (:mod:`dpstats.estimators.inference.dpgd`; their parts of the plan);
+    None when ``inference_share`` is 0 or on dask (``inference_on`` 0)."""
+    if not opt["inference_on"] > 0:
+        return None if not opt["inference_share"] > 0 else gated(
+            design.mid.size, opt["inference_share"], "DP-GD computes no standard errors on a "
+            "dask frame yet (its inference parts are reserved, so releases equal an in-memory "
+            "fit's); fit in memory for intervals", "mu^2")
+    return dpgd_inference(
+        loss, gdp, U, y if loss == "logistic" else design.y, theta, design, s, lr=opt["lr"],
+        T=opt["epochs"], sigma_g=gdp.sigma("gradient", opt["clip"]), n_hat=n_hat, eps=eps,
+        share=opt["inference_on"], to_original=lambda t: _to_original(design, t, s, loss))
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, loss: str = "squared",
              lr: float | None = None, clip: float = DEFAULT_CLIP, epochs: int = DEFAULT_EPOCHS,
              bounds: object = "auto", intercept_col: int | None = None, names=None,
              stage: str = "regression", n_noisy: float | None = None, engine=None,
              known_x_bounds: dict | None = None, bounds_share: float = BOUNDS_SHARE,
-             bounds_method: str = BOUNDS_METHOD, bounds_q: float = BOUNDS_Q) -> Estimate:
+             bounds_method: str = BOUNDS_METHOD, bounds_q: float = BOUNDS_Q,
+             inference_share: float = INFERENCE_WEIGHT) -> Estimate:
     """Private regression by full-batch DP gradient descent (module docstring for the proof).
 
     Parameters
@@ -241,6 +286,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Share of the budget for private bounds (default 0.2, used only when some are needed:
         of ``mu^2`` for ``"hist"``, of ``eps`` for ``"quantile"``), how they are released
         (module docstring) and the tail mass above each quantile bound (default 0.02).
+    inference_share : float (share of mu^2 for standard errors: :mod:`.inference.dpgd`)
     engine : object, optional (dask statistics, :mod:`dpstats.dask`: X and y have no rows)
 
     Returns
@@ -260,9 +306,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> bool(2.0 < est.params[1] < 4.0)
     True
     """
-    opt = validate_options(OPTIONS, {"lr": lr, "clip": clip, "epochs": epochs,
-                                     "bounds_share": bounds_share, "bounds_method": bounds_method,
-                                     "bounds_q": bounds_q}, fixed={"loss": loss})
+    opt = validate_options(OPTIONS, {"lr": lr, "clip": clip, "epochs": epochs, "bounds_share":
+                                     bounds_share, "bounds_method": bounds_method, "bounds_q":
+                                     bounds_q, "inference_share": inference_share},
+                           fixed={"loss": loss})
     eps, delta = check_eps(eps), check_delta(delta)
     X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if loss == "logistic" and not np.isin(y, (0.0, 1.0)).all():
@@ -278,11 +325,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     U = np.ascontiguousarray(design.X) / s                 # rows of L2 norm <= 1, C order
     grad = None if engine is None else engine.gradient(design, s, loss, opt["clip"])
     theta = _descend(U, y if loss == "logistic" else design.y, gdp, loss, opt, n_hat, grad)
-    facts = {"clip": design.clip, "dropped": design.dropped, "details": {
-        "loss": loss, "lr": opt["lr"], "clip": opt["clip"], "epochs": opt["epochs"],
-        "sigma": gdp.sigma("gradient", opt["clip"]), "mu": gdp.mu_total, "n_noisy": n_hat,
-        "bounds": plan.source(coarse=True), "eps_bounds": eps_b, "eps_n": eps_n,
-        "eps_gd": eps - eps_b - eps_n}}
+    facts = _facts(design, gdp, opt, loss, n_hat, plan, eps, eps_b, eps_n)
     if design.unusable:
         return withheld(X.shape[1], Withheld.LABEL_BOUNDS, **facts)
-    return Estimate(params=_to_original(design, theta, s, loss), released=True, **facts)
+    return Estimate(params=_to_original(design, theta, s, loss), released=True, **facts,
+                    inference=_inference(loss, gdp, U, y, theta, design, s, opt, n_hat, eps))

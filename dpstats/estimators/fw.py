@@ -61,6 +61,7 @@ from ..mechanisms.accountant import Ledger, advanced_composition
 from ..mechanisms.plan import ReleasePlan
 from ..validation import Option, OptionSpec, check_choice, check_delta, check_eps, validate_options
 from .bounded import BOUNDS_METHODS, BoundedDesign, budgeted_design, check_inputs, plan_bounds
+from .inference.constrained import fw_inference
 from .outcome import Estimate, Withheld, withheld
 from .screening import PrivateScreener, ScreenPlan, derivative_bound, screen_plan
 
@@ -310,7 +311,8 @@ def _result(design: BoundedDesign, w, mask, loss: str, opt: dict, budget: _Budge
     facts = {"clip": design.clip, "details": details}
     if design.unusable:
         return withheld(design.mid.size, Withheld.LABEL_BOUNDS, **facts)
-    return Estimate(params=design.to_original(w), released=True, **facts)
+    return Estimate(params=design.to_original(w), released=True,
+                    inference=fw_inference(design.mid.size), **facts)
 
 
 def estimate(X, y, *, eps: float, delta: float, rng: np.random.Generator,

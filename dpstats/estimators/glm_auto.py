@@ -160,6 +160,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     est = module.estimate(X, y, eps=eps_rest, delta=delta, rng=rng, ledger=ledger,
                           bounds=bounds, intercept_col=intercept_col, names=names,
                           stage=stage, known_x_bounds=known_x_bounds,
-                          **({} if engine is None else {"engine": engine}))
+                          **({} if engine is None else {"engine": engine}),
+                          **({"n_noisy": n_noisy} if method == "objpert" else {}))
     return Estimate(params=est.params, released=est.released, withheld=est.withheld,
-                    clip=est.clip, dropped=est.dropped, details={**est.details, **info})
+                    clip=est.clip, dropped=est.dropped, details={**est.details, **info},
+                    inference=est.inference)

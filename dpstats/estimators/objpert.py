@@ -24,6 +24,13 @@ delta)``, basic composition):
    :mod:`dpstats.estimators.outpert` (exponential mechanism over thresholds including the two
    intercept-only models, monotone utility of sensitivity 1; Laplace class counts).
 
+4. **Inference** (:data:`~dpstats.estimators.inference.glm.OBJPERT_SHARE`, 10%, of eps and
+   delta, taken first; option ``inference_share``, 0 for none): the Fisher information at the
+   released fit, analytic Gaussian on its upper triangle, L2 sensitivity 1/4 (ledger stage
+   ``"inference"``, :func:`dpstats.mechanisms.curvature.release_curvature`); standard errors
+   from it and the perturbation's known noise by parametric bootstrap
+   (:mod:`dpstats.estimators.inference.glm`; Ferrando, Wang & Sheldon 2022).
+
 The estimator is ``(eps, delta)``-DP. Coefficients map back to the original scale for the
 winsorised predictor (``Estimate.clip``). On a dask frame (``engine=``,
 :mod:`dpstats.dask.glm`) the solver's evaluations and the threshold's counts are passes.
@@ -37,9 +44,11 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..mechanisms.accountant import Ledger
+from ..mechanisms.curvature import release_curvature
 from ..mechanisms.objective import ObjectivePerturbation
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import budgeted_design, check_inputs, plan_bounds
+from .inference.glm import OBJPERT_SHARE, perturbation_inference
 from .outcome import Estimate
 from .outpert import (
     COUNT_SHARE,
@@ -61,21 +70,41 @@ GRAD_TOL = 1e-6
 
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "intercept_col", "names", "bounds", "stage",
-                    "known_x_bounds", "engine"})
+                    "known_x_bounds", "engine", "n_noisy"})
 #: Objective perturbation's options.
 OPTIONS = OptionSpec((
     Option("threshold_share", "real", THRESHOLD_SHARE, range=(0.0, 1.0),
            doc="share of eps for the private threshold, e.g. 0.15"),
     Option("bounds_share", "real", BOUNDS_SHARE, range=(0.0, 1.0),
            doc="share of eps and delta for private bounds, e.g. 0.25"),
+    Option("inference_share", "real", OBJPERT_SHARE, range=(0.0, 1.0), closed=(True, False),
+           doc="share of eps and delta for the Fisher information behind the standard "
+               "errors (stage 'inference'; 0: none), e.g. 0.1"),
 ))
+
+
+def _inference(U, theta_k, design, kept, s: float, t: float, n_noisy, eps: float,
+               delta: float, share: float, op, rng, ledger):
+    """Standard errors (:mod:`dpstats.estimators.inference.glm`): the Fisher information at
+    the released fit, a Gaussian release with ``share`` of the fit's eps and delta (stage
+    "inference"); None when ``share`` is 0."""
+    if share <= 0:
+        return None
+    return perturbation_inference(
+        "objpert", U, theta_k, design, kept, lambda v: to_original(design, v, s), t, n_noisy,
+        eps, release=lambda V, w: release_curvature(
+            V, w, 0.25, eps * share, delta * share, rng, ledger, stage="inference",
+            what="Fisher information of the logistic fit"),
+        ridge=op.ridge, noise={"s": op.sigma, "sigma_out": op.sigma_out}, share=share,
+        share_of="eps")
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, bounds: object = "auto",
              intercept_col: int | None = None, names=None, stage: str = "regression",
              known_x_bounds: dict | None = None, threshold_share: float = THRESHOLD_SHARE,
-             bounds_share: float = BOUNDS_SHARE, engine=None) -> Estimate:
+             bounds_share: float = BOUNDS_SHARE, inference_share: float = OBJPERT_SHARE,
+             n_noisy: float | None = None, engine=None) -> Estimate:
     """Private logistic regression by objective perturbation and a private threshold.
 
     Parameters
@@ -86,8 +115,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Budget of this stage (module docstring for its split).
     rng, ledger, bounds, intercept_col, names, stage, known_x_bounds
         As in :func:`dpstats.estimators.dpgd.estimate`.
-    threshold_share, bounds_share
-        Options (:data:`OPTIONS`).
+    threshold_share, bounds_share, inference_share
+        Options (:data:`OPTIONS`; standard errors: :mod:`dpstats.estimators.inference.glm`;
+        on dask none are released and nothing is spent on them).
+    n_noisy : float, optional (the released row count, for the intervals' gate only)
     engine : object, optional
         Dask statistics (:mod:`dpstats.dask.glm`; X and y have no rows).
 
@@ -105,9 +136,11 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> bool(2.0 < est.params[1] < 4.0)
     True
     """
-    opt = validate_options(OPTIONS, {"threshold_share": threshold_share,
-                                     "bounds_share": bounds_share})
-    eps, delta = check_eps(eps), check_delta(delta)
+    opt = validate_options(OPTIONS, {"threshold_share": threshold_share, "bounds_share":
+                                     bounds_share, "inference_share": inference_share})
+    eps_all, delta_all = check_eps(eps), check_delta(delta)
+    inf = opt["inference_share"] if engine is None else 0.0     # no standard errors on dask
+    eps, delta = eps_all * (1.0 - inf), delta_all * (1.0 - inf)
     X, y, icol = check_inputs(X, y, intercept_col, rng)
     if not np.isin(y, (0.0, 1.0)).all():
         raise ValidationError("objective perturbation needs a label coded 0/1; recode it first")
@@ -133,6 +166,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     only = not math.isfinite(t)
     b0 = (intercept_only(rows, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
+    inference = _inference(getattr(rows, "U", None), theta_k, design, kept, s, t, n_noisy,
+                           eps_all, delta_all, inf, op, rng, ledger)
     details = {"ridge": op.ridge, "sigma": op.sigma, "threshold": t, "intercept_only": only,
                "bounds": plan.source(coarse=True), "eps_bounds": eps_b,
                "eps_threshold": eps_t, "eps_counts": eps_c}
@@ -144,4 +179,4 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         if icol is not None:
             theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta >= t
         beta = to_original(design, theta, s)
-    return Estimate(params=beta, released=True, **facts)
+    return Estimate(params=beta, released=True, inference=inference, **facts)

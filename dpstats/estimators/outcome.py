@@ -44,6 +44,9 @@ class Inference:
         Residual standard error on the original scale (derived from released values).
     r2 : float or None
         R^2 derived from released values.
+    share_of : str
+        What ``share`` is a share of: ``"eps"`` (a separate release, ledger stage
+        ``"inference"``) or ``"mu^2"`` (a part of the fit's Gaussian-DP plan).
     """
 
     cov: np.ndarray
@@ -54,6 +57,7 @@ class Inference:
     df: float | None = None
     sigma: float | None = None
     r2: float | None = None
+    share_of: str = "eps"
 
     def __post_init__(self) -> None:
         cov = np.array(self.cov, dtype=np.float64)

@@ -43,12 +43,13 @@ stage's ``(eps, delta)`` is split by basic composition; the shares are public de
    chose). The budget is charged whether or not it is used, so that what is charged does not
    depend on the data.
 
-The whole estimator is ``(eps, delta)``-DP. Coefficients are mapped back to the original scale
-(post-processing); the fit is exact for the winsorised predictor, so the released box is
-``Estimate.clip`` as for DP-GD. Defaults (``KAPPA``, the shares, the grid) come from the
-data-independent simulation of ``benchmarks/glm_auto_rule.py`` (design note NN). On a dask
-frame (``engine=``, :mod:`dpstats.dask.glm`) the same solver and releases read sums over the
-partitions: one pass per point the solver evaluates, one for the threshold.
+The whole estimator is ``(eps, delta)``-DP. It releases no standard errors
+(:data:`dpstats.estimators.inference.glm.OUTPERT_REASON` says why). Coefficients are mapped
+back to the original scale (post-processing); the fit is exact for the winsorised predictor,
+so the released box is ``Estimate.clip`` as for DP-GD. Defaults (``KAPPA``, the shares, the
+grid) come from the data-independent simulation of ``benchmarks/glm_auto_rule.py`` (design note
+NN). On a dask frame (``engine=``, :mod:`dpstats.dask.glm`) the same solver and releases read
+sums over the partitions: one pass per point the solver evaluates, one for the threshold.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from ..mechanisms.gdp import GaussianGDP
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import bounded_design, check_inputs, hist_release, plan_bounds
 from .dpgd import _to_original as dpgd_to_original
+from .inference.glm import outpert_inference
 from .outcome import Estimate
 
 __all__ = ["estimate", "ridge_fit", "threshold_grid", "choose_threshold", "intercept_only",
@@ -308,4 +310,5 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         if icol is not None:
             theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta > t
         beta = to_original(design, theta, s)
-    return Estimate(params=beta, released=True, **facts)
+    return Estimate(params=beta, released=True, inference=outpert_inference(X.shape[1]),
+                    **facts)

@@ -112,4 +112,5 @@ def coef_inference(est, columns, keep: list[int], method: str, options, selected
     return CoefInference(cov=pd.DataFrame(cov, index=columns, columns=columns),
                          method=inf.method, reference=inf.reference, share=inf.share,
                          covers=covers, df=inf.df, sigma=inf.sigma, r2=inf.r2,
-                         kept=tuple(columns[i] for i in keep))
+                         kept=tuple(columns[i] for i in keep),
+                         share_of=getattr(inf, "share_of", "eps"))

@@ -47,6 +47,9 @@ class CoefInference:
     kept : tuple of str
         The columns the estimator fitted (the others are 0 by selection: no interval, and no
         variance in a prediction conditional on the selection).
+    share_of : str
+        ``"eps"``: ``share`` is of the regression's eps (ledger stage ``"inference"``);
+        ``"mu^2"``: of the fit's Gaussian-DP plan (charged with the fit).
     """
 
     cov: pd.DataFrame
@@ -59,6 +62,7 @@ class CoefInference:
     r2: float | None = None
     reason: str | None = None
     kept: tuple[str, ...] = ()
+    share_of: str = "eps"
 
     @classmethod
     def none(cls, columns, reason: str | None) -> CoefInference:
@@ -163,7 +167,7 @@ def inference_facts(result) -> list[tuple[str, str]]:
         return [("Std. errors:", "none (see notes)")]
     from .format import format_number
     how = ("Tukey: spread of group models" if inf.method.startswith("Tukey") else "bootstrap")
-    facts = [("Std. errors:", f"{how}, {inf.share:.0%} of eps")]
+    facts = [("Std. errors:", f"{how}, {inf.share:.0%} of {inf.share_of}")]
     if inf.sigma is not None:
         facts.append(("Resid. std. err. (private):", format_number(inf.sigma)))
     if inf.r2 is not None:
@@ -181,7 +185,10 @@ def inference_notes(result) -> list[str]:
         if inf.reason.startswith("intervals not released"):        # the release gate
             return [f"No standard errors: {inf.reason}."]
         return [f"No standard errors or intervals: {inf.reason}."]
-    return [f"Standard errors: {inf.method} ({inf.reference}); the inference release took "
-            f"{inf.share:.0%} of the regression's eps (ledger stage 'inference'). Intervals "
+    budget = (f"the inference release took {inf.share:.0%} of the regression's eps (ledger "
+              f"stage 'inference')" if inf.share_of == "eps" else
+              f"the inference release was a part of the fit's Gaussian-DP plan with "
+              f"{inf.share:.0%} of its mu^2 (charged with the fit)")
+    return [f"Standard errors: {inf.method} ({inf.reference}); {budget}. Intervals "
             f"and p-values use the normal reference distribution. A 95% interval covers "
             f"{inf.covers}."]

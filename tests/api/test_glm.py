@@ -119,7 +119,7 @@ def test_ledger_totals_and_shared_budget(frame, method):
     assert list(fit.ledger.columns) == ["stage", "mechanism", "eps", "delta", "detail"]
     assert set(fit.ledger.stage) <= {"private n", "selection", "regression",
                                      "regression: bounds", "regression: threshold",
-                                     "regression: class counts"}
+                                     "regression: class counts", "inference"}
     if method in ("dpgd", "tukey"):
         assert fit.n_noisy is not None and fit.ledger.stage.iloc[0] == "private n"
 

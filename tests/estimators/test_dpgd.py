@@ -81,8 +81,9 @@ def test_ledger_totals_and_charges():
     assert est.details["bounds"] == "private"
     mu = gdp_mu(est.details["eps_gd"], 1e-5)
     assert est.details["mu"] == pytest.approx(mu)
-    # the gradients get 80% of mu^2
-    assert est.details["sigma"] == pytest.approx(1.0 * math.sqrt(20) / (mu * math.sqrt(0.8)))
+    # the gradients get 80% of mu^2, less the inference parts' share (5%)
+    assert est.details["sigma"] == pytest.approx(1.0 * math.sqrt(20) / (mu * math.sqrt(
+        0.8 * 0.95)))
     assert gdp_delta(mu, est.details["eps_gd"]) <= 1e-5
 
 
@@ -96,7 +97,8 @@ def test_quantile_bounds_charge_one_release_per_column():
     assert sorted(mechs) == ["exponential", "exponential", "gaussian (GDP)", "laplace"]
     assert est.details["eps_bounds"] == pytest.approx(0.2)
     mu = gdp_mu(est.details["eps_gd"], 1e-5)
-    assert est.details["sigma"] == pytest.approx(1.0 * math.sqrt(20) / mu)
+    # all of mu^2 but the inference parts' share (5%)
+    assert est.details["sigma"] == pytest.approx(1.0 * math.sqrt(20) / (mu * math.sqrt(0.95)))
 
 
 def test_public_bounds_and_passed_count_charge_only_the_gradients():
@@ -198,7 +200,7 @@ def test_logistic_label_must_be_binary():
 def test_check_options_defaults():
     assert validate_options(OPTIONS, {}, fixed={"loss": "squared"}) == {
         "lr": 1.0, "clip": 1.0, "epochs": DEFAULT_EPOCHS, "bounds_share": 0.2,
-        "bounds_method": "hist", "bounds_q": 0.02}
+        "bounds_method": "hist", "bounds_q": 0.02, "inference_share": 0.05}
     assert validate_options(OPTIONS, {"lr": 0.5}, fixed={"loss": "logistic"})["lr"] == 0.5
 
 

@@ -1,0 +1,161 @@
+"""Standard errors for DP-GD (dp_lm and dp_glm): the curvature at the released fit released as a
+part of DP-GD's own Gaussian-DP plan, then the gradient noise propagated through the steps.
+
+Neighbours: add/remove one row. Released for inference (:mod:`dpstats.mechanisms.curvature`,
+parts of the plan DP-GD already charged, :data:`WEIGHT` of its ``mu^2`` together): the
+curvature of the sum loss at the released coefficients on the scaled rows (logistic: the
+Fisher information ``sum s_i (1 - s_i) u_i u_i'``, L2 sensitivity 1/4; squared loss: the Gram
+matrix ``U'U``, L2 sensitivity 1) and, for squared loss, the residual sum of squares with each
+residual clipped to ``[-1, 1]`` (L2 sensitivity 1). The rest is post-processing.
+
+DP-GD runs ``T`` steps ``t <- t - (lr / n_hat) (g(t) + z_k)``, ``z_k ~ N(0, sigma^2 I)``
+(``n_hat``, ``lr``, ``sigma`` released or public). Linearised at the minimiser ``t_0`` of the
+sum loss (curvature ``C``), with ``A = I - (lr / n_hat) C`` and eigenvalues ``a_i`` of ``A``:
+
+* the **privacy noise** of the released ``t_T`` has covariance
+  ``(lr sigma / n_hat)^2 sum_{k<T} A^(2k)`` (per eigen-direction
+  ``(lr sigma / n_hat)^2 (1 - a^(2T)) / (1 - a^2)``);
+* the **unfinished descent** from 0 leaves a bias ``-A^T t_0``; with ``t_0`` solved from the
+  released ``t_T = (I - A^T) t_0`` (a plug-in), the bias is
+  ``-A^T (I - A^T)^-1 t_T``;
+* **sampling**: ``t_0`` has covariance ``C^-1`` (logistic model) or ``s^2 C^-1`` (squared
+  loss, constant error variance, ``s^2`` from the released residual sum of squares, its noise
+  propagated).
+
+Plausible curvatures (the released one's noise) and error draws as in
+:mod:`dpstats.estimators.inference.glm`. Gated when the curvature is too noisy, or when the
+descent had not converged (``max a^T > MAX_LEFT``: the bias plug-in would dominate), both
+read from released values. Gradient clipping is not modelled: with the default clip 1 it never
+binds for the logistic loss, and for squared loss only for residuals beyond the label's
+released half-range (the interval then covers the clipped-gradient (Huber-type) fit).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...mechanisms.curvature import release_curvature_part, release_rss_part
+from ...mechanisms.simulation import simulation_noise
+from ..outcome import Inference
+from .glm import (
+    CURVATURE_DRAWS,
+    DRAWS,
+    PD_SHARE,
+    SEED,
+    THRESHOLDS,
+    _covariance,
+    error_draws,
+    finish_cov,
+    fitted_map,
+    gated,
+    logistic_weights,
+    plausible_curvatures,
+)
+
+__all__ = ["WEIGHT", "RSS_PART", "MAX_LEFT", "plan_parts", "dpgd_inference", "COVERS"]
+
+#: Share of DP-GD's Gaussian-DP budget (``mu^2``) for the inference parts.
+WEIGHT = 0.05
+#: Of that, the residual sum of squares' share (squared loss only).
+RSS_PART = 0.4
+#: Largest ``a^T`` (share of the distance from 0 not yet covered) with intervals.
+MAX_LEFT = 0.3
+COVERS = {
+    "logistic": ("the logistic-regression coefficients of the inputs clipped to the released "
+                 "box (the model's coefficients when the box holds the data), given the design "
+                 "and the selected terms; the sampling part assumes the logistic model holds"),
+    "squared": ("the least-squares coefficients of the label clipped to its released range on "
+                "the inputs clipped to the released box, given the design and the selected "
+                "terms; the sampling part assumes constant error variance"),
+}
+
+
+def plan_parts(loss: str, inf: float) -> dict:
+    """The Gaussian-DP parts of the inference release (weights of ``mu^2`` summing to
+    ``inf``).
+
+    >>> plan_parts("squared", 0.05)
+    {'curvature': (1, 0.03), 'rss': (1, 0.02)}
+    """
+    if inf <= 0:
+        return {}
+    if loss == "logistic":
+        return {"curvature": (1, inf)}
+    return {"curvature": (1, round(inf * (1.0 - RSS_PART), 12)), "rss": (1, round(inf * RSS_PART,
+                                                                                   12))}
+
+
+def _gd_model(Cs, theta, sigma2, *, lr: float, sigma_g: float, T: int, n_hat: float):
+    """Bias and covariance (unit scale) per plausible curvature; and the largest ``a^T``."""
+    lam, Q = np.linalg.eigh(Cs)
+    a = 1.0 - lr * lam / n_hat
+    aT = a**T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        geo = np.where(np.abs(1.0 - a * a) > 1e-12, (1.0 - a ** (2 * T)) / (1.0 - a * a), T)
+    priv = (lr * sigma_g / n_hat) ** 2 * geo
+    left = aT / (1.0 - aT)
+    proj = np.einsum("kji,j->ki", Q, theta)
+    bias = -np.einsum("kij,kj->ki", Q, left * proj)
+    samp = sigma2[:, None] / lam
+    cov = np.einsum("kij,kj,klj->kil", Q, samp + priv, Q)
+    return bias, cov, float(np.max(np.abs(aT)))
+
+
+def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float, T: int,
+                   sigma_g: float, n_hat: float, eps: float, share: float,
+                   to_original) -> Inference:
+    """Release the inference parts of DP-GD's ``plan`` (the fit's rows ``U``, scaled, label
+    ``y`` on the fitted scale, released ``theta``) and return the
+    :class:`~dpstats.estimators.outcome.Inference` (module docstring); ``to_original`` maps
+    all unit-scale coefficients to the original ones."""
+    kept = list(design.kept)
+    Uk, tk = U[:, kept], np.asarray(theta)[kept]
+    logistic = loss == "logistic"
+    w, bound = (logistic_weights(Uk, tk), 0.25) if logistic else (np.ones(Uk.shape[0]), 1.0)
+    C_rel, sigma_c = release_curvature_part(plan, "curvature", Uk, w, bound)
+    rss = release_rss_part(plan, "rss", Uk, y, tk) if not logistic else None
+    q = design.mid.size
+    kind = f"dpgd-{loss}"
+    idx = n_hat * eps
+    if THRESHOLDS[kind] > 0 and not idx >= THRESHOLDS[kind]:
+        return gated(q, share, f"intervals not released: at n \u2248 {max(n_hat, 0.0):,.0f} "
+                               f"and eps {eps:.3g} (n*eps below {THRESHOLDS[kind]:,.0f}) the "
+                               "simulated intervals did not cover (benchmarks/glm_coverage.py)",
+                     "mu^2")
+    Cs, ok = plausible_curvatures(C_rel, sigma_c)
+    if ok < PD_SHARE:
+        return gated(q, share, f"intervals not released: the private curvature matrix is too "
+                               f"noisy at this size ({ok:.0%} of its plausible values are "
+                               f"positive definite); more rows or a larger eps give intervals",
+                     "mu^2")
+    K = Cs.shape[0]
+    if logistic:
+        sigma2 = np.ones(K)
+    else:
+        dof = max(n_hat - len(kept), 1.0)
+        z = simulation_noise({"r": (K,)}, seed=SEED + 2)["r"]
+        sigma2 = np.maximum(rss[0] - rss[1] * z, 0.0) / dof
+    bias, cov, left = _gd_model(Cs, tk, sigma2, lr=lr, sigma_g=sigma_g, T=T, n_hat=n_hat)
+    if left > MAX_LEFT:
+        return gated(q, share, f"intervals not released: DP-GD's {T} steps had not converged "
+                               f"(a share {left:.2f} of the way from 0 was left in the slowest "
+                               f"direction of the released curvature; more epochs or a larger "
+                               f"lr give intervals)", "mu^2")
+    M = fitted_map(to_original, kept, q)
+    D = error_draws(bias, cov, M, np.zeros(q))
+    sig = None
+    if not logistic:
+        sig = float(design.y_half * math.sqrt(max(rss[0], 0.0) / max(n_hat - len(kept), 1.0)))
+    inf = Inference(
+        cov=_covariance(D), share=share, share_of="mu^2", covers=COVERS[loss], sigma=sig,
+        reference=("curvature released in DP-GD's Gaussian-DP plan; gradient noise propagated "
+                   "through the linearised steps; parametric bootstrap as Ferrando, Wang & "
+                   "Sheldon (AISTATS 2022)"),
+        method=(f"the {T} noisy gradient steps' noise propagated through the linearised "
+                f"descent, plus sampling error from the private curvature"
+                + ("" if logistic else " and residual sum of squares")
+                + f" and the unfinished descent's bias, by parametric bootstrap ({DRAWS} "
+                f"draws over {CURVATURE_DRAWS} plausible curvatures)"))
+    return finish_cov(inf, design.dropped)

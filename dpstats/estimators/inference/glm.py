@@ -1,0 +1,260 @@
+"""Standard errors for dp_glm's objective perturbation (the default from about 1,500/mu
+released rows): a private Fisher information, then a parametric bootstrap of the released fit;
+and why output perturbation releases none.
+
+Neighbours: add/remove one row. What is released for inference: the Fisher information of the
+fit at the released coefficients, ``C = sum_i s_i (1 - s_i) u_i u_i'`` on the rows the
+estimator fitted (scaled to L2 norm <= 1), with Gaussian noise of L2 sensitivity 1/4
+(:func:`dpstats.mechanisms.curvature.release_curvature`), with :data:`OBJPERT_SHARE` of the
+fit's eps and delta (ledger stage ``"inference"``). Everything else is post-processing.
+
+Two sources of error, on the fitted (unit) scale, then mapped to the original one:
+
+* **sampling**: the minimiser ``t_r`` of ``L(t) + (r/2)||t||^2`` (``r`` the mechanism's public
+  ridge) has covariance ``(C + r I)^-1 C (C + r I)^-1`` (the logistic model holds for the
+  bounded design: the information equals the score's covariance), and bias ``-C^-1 r t_r``
+  against the unpenalised minimiser (first order; ``t_r`` plugged in as the released
+  coefficients; small: ``r`` is about 2.4-4.8 at eps 1 against ``C`` growing with n);
+* **privacy noise**, of a known distribution: the linear term ``b ~ N(0, s^2 I)`` moves the
+  minimiser by ``-(C + r I)^-1 b`` (covariance ``s^2 (C + r I)^-2``), plus the mechanism's
+  small output noise;
+* the private decision threshold ``t`` moves the released intercept by ``-t`` (a known,
+  released shift: a bias of the intercept, included).
+
+The released ``C`` is noisy: the bootstrap draws plausible informations ``C - E`` (``E`` a
+symmetric Gaussian matrix of the released noise scale) and, for each, error draws with the
+bias and covariance above; standard errors are the 95% quantile of the absolute errors divided
+by 1.96 (the symmetric interval, bias included), correlations from the draws (as :mod:`.ssp`).
+Draws come from :func:`dpstats.mechanisms.simulation.simulation_noise` (fixed public seed).
+
+**Gate.** No intervals when fewer than :data:`PD_SHARE` of the plausible informations are
+positive definite (the released information is too noisy to say how precise the fit is), or
+when an intercept-only model was released; :data:`THRESHOLDS` (``n_hat * eps``) where the
+coverage simulation (``benchmarks/glm_coverage.py``) showed under-coverage. Both read released
+and public values only.
+
+**Output perturbation** gets none (:data:`OUTPERT_REASON`): its ridge is public and large by
+design (its noise norm is ``1 / kappa`` at every n), so the coefficients are shrunk by a
+data-dependent factor that the same first-order plug-in corrected only partly; measured
+coverage 0.88-0.93 (``benchmarks/glm_coverage.py``, explicit ``method="outpert"``, n 5,000 to
+20,000). A release of the curvature there would have cost budget for intervals that do not
+cover, so nothing is spent.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...mechanisms.simulation import simulation_noise
+from ..outcome import Inference
+from .gate import GATED
+from .simulate import symmetric_noise
+from .ssp import _covariance
+
+__all__ = ["glm_inference", "plausible_curvatures", "error_draws", "OUTPERT_REASON",
+           "outpert_inference",
+           "OBJPERT_SHARE", "PD_SHARE", "THRESHOLDS", "DRAWS", "CURVATURE_DRAWS", "COVERS",
+           "REFERENCE", "nan_inference", "gated", "fitted_map", "finish_cov",
+           "logistic_weights", "perturbation_inference"]
+
+#: Why output perturbation releases no intervals (measured; see the module docstring).
+OUTPERT_REASON = (
+    "output perturbation's public ridge (chosen so that its noise has norm 1/kappa at every n) "
+    "shrinks the coefficients by a data-dependent factor, about C / (C + ridge) per direction "
+    "(25-37% at 10,000-20,000 rows, p = 5, eps = 1 in simulation); the released values "
+    "estimate that bias only to first order, and intervals built on it covered 0.88-0.93 "
+    "(benchmarks/glm_coverage.py, method='outpert'); objective perturbation (method='auto' "
+    "from about 1,500/mu released rows, or method='objpert') and method='dpgd' give intervals")
+#: Share of objective perturbation's eps and delta for the Fisher information (stage
+#: "inference"; a separate Gaussian release).
+OBJPERT_SHARE = 0.10
+#: Intervals need at least this share of positive-definite plausible informations.
+PD_SHARE = 0.95
+#: Smallest ``n_hat * eps`` (released count, the fit's eps) with intervals, per method.
+THRESHOLDS = {"objpert": 0.0, "dpgd-logistic": 0.0, "dpgd-squared": 0.0}
+#: Error draws of the bootstrap, and plausible informations they cycle through.
+DRAWS = 2000
+CURVATURE_DRAWS = 200
+#: The seed of these simulations (public; distinct from the other bootstraps').
+SEED = 16_2026
+REFERENCE = ("Fisher information released privately, privacy noise of the released "
+             "distribution propagated; parametric bootstrap as Ferrando, Wang & Sheldon "
+             "(AISTATS 2022)")
+COVERS = ("the logistic-regression coefficients of the inputs clipped to the released box "
+          "(the model's coefficients when the box holds the data), given the design and the "
+          "selected terms; the sampling part assumes the logistic model holds")
+
+
+def outpert_inference(p: int) -> Inference:
+    """No intervals for an output-perturbation fit, with :data:`OUTPERT_REASON`.
+
+    >>> "ridge" in outpert_inference(2).method
+    True
+    """
+    return gated(p, 0.0, OUTPERT_REASON)
+
+
+def nan_inference(p: int, share: float, method: str = "none", share_of: str = "eps"):
+    """An :class:`~dpstats.estimators.outcome.Inference` with no intervals (``method``)."""
+    return Inference(cov=np.full((p, p), np.nan), method=method, reference="", share=share,
+                     covers="", share_of=share_of)
+
+
+def gated(p: int, share: float, reason: str, share_of: str = "eps") -> Inference:
+    """No intervals, with the public ``reason`` the summary prints."""
+    return nan_inference(p, share, GATED + reason, share_of)
+
+
+def plausible_curvatures(C_rel: np.ndarray, sigma: float, draws: int = CURVATURE_DRAWS):
+    """``(Cs, share_pd)``: the positive-definite ones among ``draws`` matrices ``C_rel - E``
+    (``E`` symmetric with N(0, sigma^2) upper-triangle entries, fixed public seed), and the
+    share that were positive definite.
+
+    >>> Cs, ok = plausible_curvatures(np.diag([100.0, 50.0]), 1.0)
+    >>> Cs.shape, ok
+    ((200, 2, 2), 1.0)
+    """
+    C = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel).T) / 2.0
+    p = C.shape[0]
+    tri = simulation_noise({"tri": (draws, p * (p + 1) // 2)}, seed=SEED)["tri"]
+    Cs = C[None] - float(sigma) * symmetric_noise(tri, p)
+    ok = np.linalg.eigvalsh(Cs)[:, 0] > 0
+    return Cs[ok], float(ok.mean())
+
+
+def error_draws(bias: np.ndarray, cov: np.ndarray, M: np.ndarray, shift: np.ndarray,
+                draws: int = DRAWS) -> np.ndarray:
+    """``(draws, q)`` errors ``M (bias_k + cov_k^(1/2) xi) + shift`` on the original scale,
+    cycling through the ``K`` plausible (bias, covariance) pairs (unit scale)."""
+    K, p = bias.shape
+    xi = simulation_noise({"xi": (draws, p)}, seed=SEED + 1)["xi"]
+    k = np.arange(draws) % K
+    w, V = np.linalg.eigh((cov + cov.transpose(0, 2, 1)) / 2.0)
+    root = V * np.sqrt(np.maximum(w, 0.0))[:, None, :]
+    e = bias[k] + np.einsum("bij,bj->bi", root[k], xi)
+    return e @ M.T + shift[None, :]
+
+
+def _ridge_model(Cs, ridge: float, theta: np.ndarray, priv):
+    """Bias and covariance of the ridge minimiser plus privacy noise, per plausible ``C``."""
+    p = theta.size
+    eye = np.eye(p)
+    Hr_inv = np.linalg.inv(Cs + ridge * eye)
+    C_inv = np.linalg.inv(Cs)
+    bias = -ridge * (C_inv @ theta)
+    cov = Hr_inv @ Cs @ Hr_inv + priv(Hr_inv)
+    return bias, cov
+
+
+def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.ndarray,
+                  ridge: float, noise: dict, M: np.ndarray, icol: int | None,
+                  threshold: float, n_hat: float, eps: float, share: float,
+                  share_of: str) -> Inference:
+    """The :class:`~dpstats.estimators.outcome.Inference` of an ``"objpert"`` fit (``kind``)
+    from released values only (module docstring).
+
+    ``C_rel`` is the released information on the fitted columns (unit scale, ``sigma_c`` its
+    noise), ``theta`` the released unit-scale coefficients before the threshold shift,
+    ``ridge`` the objective's ridge, ``noise`` the privacy noise (``{"s": ...,
+    "sigma_out": ...}``: sd of ``b`` and of the output noise), ``M`` the linear map to the
+    original coefficients of the fitted columns, ``icol`` the position of the intercept in
+    the original coefficients, ``threshold`` the released threshold, ``n_hat`` the released
+    row count (NaN when none) and ``eps`` the fit's.
+    """
+    q = M.shape[0]
+    if not math.isfinite(threshold):
+        return gated(q, share, "an intercept-only model was released (the private threshold "
+                               "chose a constant prediction), so its slopes are 0 by "
+                               "construction and have no interval", share_of)
+    idx = n_hat * eps if math.isfinite(n_hat) else math.nan
+    if THRESHOLDS[kind] > 0 and not idx >= THRESHOLDS[kind]:
+        return gated(q, share, _threshold_reason(kind, n_hat, eps), share_of)
+    Cs, ok = plausible_curvatures(C_rel, sigma_c)
+    if ok < PD_SHARE:
+        return gated(q, share, _noisy_reason(ok), share_of)
+    def priv(Hr_inv):
+        return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
+            theta.size)
+    bias, cov = _ridge_model(Cs, ridge, theta, priv)
+    shift = np.zeros(q)
+    if icol is not None:
+        shift[icol] = -threshold
+    D = error_draws(bias, cov, M, shift)
+    return Inference(
+        cov=_covariance(D), share=share, reference=REFERENCE, covers=COVERS, share_of=share_of,
+        method=(f"private Fisher information at the released fit (inverse information for "
+                f"sampling, the ridge's bias included) plus the objective perturbation's own "
+                f"noise, by parametric bootstrap ({DRAWS} draws over {CURVATURE_DRAWS} "
+                f"plausible informations); the threshold's shift of the intercept is "
+                f"included"))
+
+
+def _noisy_reason(ok: float) -> str:
+    return (f"intervals not released: the private information matrix is too noisy at this "
+            f"size ({ok:.0%} of its plausible values are positive definite, below "
+            f"{PD_SHARE:.0%}); more rows, a larger eps or fewer columns give intervals")
+
+
+def _threshold_reason(kind: str, n_hat: float, eps: float) -> str:
+    need = THRESHOLDS[kind] / eps
+    return (f"intervals not released: at n \u2248 {max(n_hat, 0.0):,.0f} and eps {eps:.3g} "
+            f"(n*eps below {THRESHOLDS[kind]:,.0f}) the simulated intervals did not cover "
+            f"(benchmarks/glm_coverage.py); about {need:,.0f} rows at this eps give intervals")
+
+
+def fitted_map(to_original, kept: list[int], q: int) -> np.ndarray:
+    """``(q, len(kept))``: the linear map from the fitted (unit-scale) coefficients of the kept
+    columns to the ``q`` original ones (by evaluation; the map is linear for a logistic fit).
+
+    >>> fitted_map(lambda t: 2 * t, [1], 2).tolist()
+    [[0.0], [2.0]]
+    """
+    def full(v):
+        t = np.zeros(q)
+        t[kept] = v
+        return np.asarray(to_original(t), dtype=np.float64)
+
+    base = full(np.zeros(len(kept)))
+    return np.column_stack([full(np.eye(len(kept))[j]) - base for j in range(len(kept))])
+
+
+def finish_cov(inf: Inference, unusable) -> Inference:
+    """NaN rows and columns for coefficients without an interval (dropped columns)."""
+    bad = [int(j) for j in unusable]
+    if not bad or not np.isfinite(inf.cov).any():
+        return inf
+    cov = np.array(inf.cov)
+    cov[bad, :] = np.nan
+    cov[:, bad] = np.nan
+    return Inference(cov=cov, method=inf.method, reference=inf.reference, share=inf.share,
+                     covers=inf.covers, df=inf.df, sigma=inf.sigma, r2=inf.r2,
+                     share_of=inf.share_of)
+
+
+def logistic_weights(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``s_i (1 - s_i)`` at the released coefficients (at most 1/4)."""
+    s = 0.5 * (1.0 + np.tanh(0.5 * (U @ theta)))
+    return s * (1.0 - s)
+
+
+def perturbation_inference(kind: str, U, theta_k, design, kept, to_original,
+                           threshold: float, n_noisy, eps: float, *, release,
+                           ridge: float, noise: dict, share: float,
+                           share_of: str) -> Inference:
+    """Release the Fisher information of an objpert fit at its released unit-scale
+    coefficients ``theta_k`` on the kept columns ``U`` (``release(U, weights) -> (C,
+    sigma)``, a mechanism of :mod:`dpstats.mechanisms.curvature`) and return
+    :func:`glm_inference`'s result; ``to_original`` maps all unit-scale coefficients to the
+    original ones. The release happens whatever the result (what is charged does not depend
+    on the data)."""
+    C_rel, sigma_c = release(U, logistic_weights(U, theta_k))
+    q = design.mid.size
+    M = fitted_map(to_original, list(kept), q)
+    n_hat = math.nan if n_noisy is None else float(n_noisy)
+    inf = glm_inference(kind, C_rel=C_rel, sigma_c=sigma_c, theta=np.asarray(theta_k),
+                        ridge=ridge, noise=noise, M=M, icol=design.intercept_col,
+                        threshold=threshold, n_hat=n_hat, eps=eps, share=share,
+                        share_of=share_of)
+    return finish_cov(inf, [j for j in range(q) if j not in set(kept)])
