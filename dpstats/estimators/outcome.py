@@ -44,6 +44,9 @@ class Inference:
         Residual standard error on the original scale (derived from released values).
     r2 : float or None
         R^2 derived from released values.
+    cov_type : str
+        "nonrobust" (constant error variance) or "HC1" (private sandwich), statsmodels'
+        vocabulary.
     """
 
     cov: np.ndarray
@@ -54,6 +57,7 @@ class Inference:
     df: float | None = None
     sigma: float | None = None
     r2: float | None = None
+    cov_type: str = "nonrobust"
 
     def __post_init__(self) -> None:
         cov = np.array(self.cov, dtype=np.float64)

@@ -47,6 +47,8 @@ class CoefInference:
     kept : tuple of str
         The columns the estimator fitted (the others are 0 by selection: no interval, and no
         variance in a prediction conditional on the selection).
+    cov_type : str
+        "nonrobust" or "HC1" (a private sandwich), statsmodels' vocabulary.
     """
 
     cov: pd.DataFrame
@@ -59,6 +61,7 @@ class CoefInference:
     r2: float | None = None
     reason: str | None = None
     kept: tuple[str, ...] = ()
+    cov_type: str = "nonrobust"
 
     @classmethod
     def none(cls, columns, reason: str | None) -> CoefInference:
@@ -155,19 +158,14 @@ def coef_columns(result, alpha: float = 0.05) -> dict[str, list[float]]:
 
 
 def inference_facts(result) -> list[tuple[str, str]]:
-    """Header facts: how the standard errors were obtained, and the residual standard error."""
+    """Header facts: how the standard errors were obtained (the fit statistics, residual
+    standard error and R^2, are :func:`dpstats.results.facts.fit_statistics`)."""
     inf = getattr(result, "inference", None)
     if inf is None or not result.released:
         return []
     if inf.reason is not None:
         return [("Std. errors:", "none (see notes)")]
-    from .format import format_number
-    facts = [("Std. errors:", f"bootstrap, {inf.share:.0%} of eps")]
-    if inf.sigma is not None:
-        facts.append(("Resid. std. err. (private):", format_number(inf.sigma)))
-    if inf.r2 is not None:
-        facts.append(("R-squared (private):", format_number(inf.r2)))
-    return facts
+    return [("Std. errors:", f"bootstrap, {inf.share:.0%} of eps")]
 
 
 def inference_notes(result) -> list[str]:
