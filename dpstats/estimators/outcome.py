@@ -42,8 +42,8 @@ class Inference:
         Degrees of freedom of a t reference distribution; None: normal (z).
     sigma : float or None
         Residual standard error on the original scale (derived from released values).
-    r2 : float or None
-        R^2 derived from released values.
+    r2, r2_adj : float or None
+        R^2 and adjusted R^2 derived from released values.
     cov_type : str
         "nonrobust" (constant error variance) or "HC1" (private sandwich), statsmodels'
         vocabulary.
@@ -58,6 +58,7 @@ class Inference:
     sigma: float | None = None
     r2: float | None = None
     cov_type: str = "nonrobust"
+    r2_adj: float | None = None
 
     def __post_init__(self) -> None:
         cov = np.array(self.cov, dtype=np.float64)

@@ -104,7 +104,7 @@ def coef_inference(est, columns, keep: list[int], method: str, options, selected
                   NO_INFERENCE.get("paper" if variant == "paper" else method,
                                    f"method {method!r} releases no standard errors"))
         return CoefInference.none(columns, reason)
-    stats = {"sigma": inf.sigma, "r2": inf.r2}      # fit statistics: given even without SEs
+    stats = {"sigma": inf.sigma, "r2": inf.r2, "r2_adj": inf.r2_adj}  # given even without SEs
     if inf.method == "ridge":
         return replace(CoefInference.none(columns, RIDGE_REASON), **stats)
     if inf.method.startswith(GATED):          # the release gate (estimators/inference/gate)
@@ -117,5 +117,5 @@ def coef_inference(est, columns, keep: list[int], method: str, options, selected
     covers = inf.covers + (". " + SELECTION_NOTE if selected else "")
     return CoefInference(cov=pd.DataFrame(cov, index=columns, columns=columns),
                          method=inf.method, reference=inf.reference, share=inf.share,
-                         covers=covers, df=inf.df, sigma=inf.sigma, r2=inf.r2,
-                         kept=tuple(columns[i] for i in keep), cov_type=inf.cov_type)
+                         covers=covers, df=inf.df, kept=tuple(columns[i] for i in keep),
+                         cov_type=inf.cov_type, **stats)

@@ -77,8 +77,7 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
 def fit_statistics(result) -> list[tuple[str, str]]:
     """Header lines as statsmodels prints them, each marked private: covariance type (when
     there are standard errors), residual standard error, R^2 and adjusted R^2 (derived from
-    released values by the estimator: :func:`dpstats.estimators.inference.ssp.fit_statistics`;
-    the adjustment uses the released row count and the public number of fitted columns)."""
+    released values by the estimator: :func:`dpstats.estimators.inference.ssp.fit_statistics`)."""
     inf = getattr(result, "inference", None)
     if inf is None or not result.released:
         return []
@@ -90,10 +89,8 @@ def fit_statistics(result) -> list[tuple[str, str]]:
         facts.append(("Resid. std. err. (private):", format_number(inf.sigma)))
     if inf.r2 is not None:
         facts.append(("R-squared (private):", f"{inf.r2:.3f}"))
-        n, k = getattr(result, "n_noisy", None), len(inf.kept) or len(result.params)
-        if n is not None and n == n and n - k >= 1:
-            adj = 1.0 - (1.0 - inf.r2) * (n - 1.0) / (n - k)
-            facts.append(("Adj. R-squared (private):", f"{adj:.3f}"))
+    if inf.r2_adj is not None:
+        facts.append(("Adj. R-squared (private):", f"{inf.r2_adj:.3f}"))
     return facts
 
 

@@ -40,8 +40,9 @@ class CoefInference:
         What a 95% interval covers (one line).
     df : float or None
         Degrees of freedom of a t reference distribution; None: normal.
-    sigma, r2 : float or None
-        Residual standard error and R^2 derived from released values (None when not).
+    sigma, r2, r2_adj : float or None
+        Residual standard error, R^2 and adjusted R^2 derived from released values (None
+        when not).
     reason : str or None
         Why there are no standard errors (None when there are).
     kept : tuple of str
@@ -62,6 +63,7 @@ class CoefInference:
     reason: str | None = None
     kept: tuple[str, ...] = ()
     cov_type: str = "nonrobust"
+    r2_adj: float | None = None
 
     @classmethod
     def none(cls, columns, reason: str | None) -> CoefInference:

@@ -230,7 +230,7 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     p = theta.size
     dof = n_hat - p
     stats = fit_statistics(gram_noisy, theta, rss_noisy, icol, n_hat, y_half)
-    fit_stats = {"sigma": stats.get("sigma"), "r2": stats.get("r2")}
+    fit_stats = {k: stats.get(k) for k in ("sigma", "r2", "r2_adj")}
     nan = Inference(cov=np.full((p, p), np.nan), method="none", reference="", share=share,
                     covers="")
     if not (np.isfinite(dof) and dof >= 1 and np.isfinite(rss_noisy)):
