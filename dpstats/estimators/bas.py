@@ -231,7 +231,7 @@ def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
         inference = release_and_infer(
             "bas", Xn, yn, theta, released, budget, rng=rng, ledger=ledger,
             n_hat=np.nan if icol is None else released["gram"][icol, icol] * C * C,
-            icol=icol, row_bound2=1.0, x0sq=1.0 / (C * C), y_half=design.y_half, ridge=ridge,
+            icol=icol, row_bound2=1.0, x0sq=1.0 / (C * C), y_half=design.y_half,
             M=affine_matrix(lambda t: design.to_original(np.asarray(t) / C), theta.size),
             unusable=design.dropped)
     return Estimate(params=params, released=True, inference=inference, **facts)

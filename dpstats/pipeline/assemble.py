@@ -83,11 +83,11 @@ def _l1_radius(est) -> float | None:
     return None if radius is None else float(radius)
 
 
-#: Why AdaSSP or Boosted AdaSSP with a positive released ridge has no standard errors.
-RIDGE_REASON = ("the released adaptive ridge is positive (too few rows for this eps and number "
-                "of columns, or a column nearly constant in the released box): its bias "
-                "depends on the unknown coefficients, so no interval would cover; more rows, a "
-                "larger eps or fewer columns give intervals")
+#: Why AdaSSP with a positive released ridge has no standard errors (released value only).
+RIDGE_REASON = ("AdaSSP's released adaptive ridge is positive (too few rows for this eps and "
+                "number of columns): its bias depends on the unknown coefficients, so no "
+                "interval would cover; more rows, a larger eps or fewer columns (or "
+                "method='bas') give intervals")
 
 
 def coef_inference(est, columns, keep: list[int], method: str, options, selected: bool):

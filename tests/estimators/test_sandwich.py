@@ -94,16 +94,3 @@ def test_fit_statistics_match_ols_at_negligible_noise():
     assert est.inference.sigma == pytest.approx(np.sqrt(ols.scale), rel=0.02)
     broken = ssp.fit_statistics(np.eye(2) * n, np.zeros(2), 1.0 * n, 0, n, 1.0)
     assert broken["r2"] == 0.0                                 # no signal: R^2 0
-
-
-def test_bas_with_a_positive_released_ridge_gives_no_intervals():
-    """The ridge's bias is not in the bootstrap (plug-in already shrunk): withheld, as for
-    AdaSSP; the fit statistics are still given."""
-    G = np.diag([5000.0, 1e-6])
-    kw = dict(kind="bas", rss_noisy=500.0, eps_inf=0.05, share=0.05, gram_noisy=G,
-              theta=np.array([0.2, 0.0]), n_hat=20_000.0, M=np.eye(2), y_half=1.0, icol=0,
-              noise={"sigma_gram": 1.0, "sigma_lam": 1.0, "sigma_round": 1.0, "T": 5,
-                     "shrinkage": 0.1, "rho": 0.05, "shift": 2.0})
-    inf = ssp.ssp_inference(ridge=3.0, **kw)
-    assert inf.method == "ridge" and np.isnan(inf.cov).all() and inf.sigma is not None
-    assert ssp.ssp_inference(ridge=0.0, **kw).method != "ridge"

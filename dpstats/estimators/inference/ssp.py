@@ -207,14 +207,11 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     ``gram_noisy`` and ``theta`` are on the scale the method solved on; the bootstrap's
     plug-in coefficients are the ridge-free solve ``G^-1 xty`` of the released statistics when
     ``xty`` (released ``X'y``) is given, else ``theta``: a plug-in already shrunk by the
-    ridge would understate the ridge's bias. With a released ``ridge > 0`` (AdaSSP; Boosted
-    AdaSSP, where it is rare: a column nearly constant in a released box made huge by a
-    spurious histogram cell gave SEs ~1e-10 around a coefficient shrunk to 0 in 4 of 3,000
-    simulated fits) there are no intervals (``method="ridge"``): the ridge's bias
-    ``-ridge (G + ridge I)^-1 beta`` depends on the unknown coefficients, and every plug-in
-    correction measured (benchmarks/interval_coverage.py; the ridge-free solve as plug-in,
-    with or without its own error propagated) under-covered or was uninformative.
-    ``M`` maps that scale's
+    ridge would understate the ridge's bias. With a released ``ridge > 0`` (AdaSSP) there are
+    no intervals (``method="ridge"``): the ridge's bias ``-ridge (G + ridge I)^-1 beta``
+    depends on the unknown coefficients, and every plug-in correction measured
+    (benchmarks/interval_coverage.py; the ridge-free solve as plug-in, with or without its own error
+    propagated) under-covered or was uninformative. ``M`` maps that scale's
     coefficients to the original one; ``noise`` holds the released noise scales and the
     method's constants (see :mod:`~dpstats.estimators.inference.simulate`); ``unusable``:
     positions (original order) that get NaN. ``icol``: the intercept column (R^2);
