@@ -21,7 +21,12 @@ __all__ = ["CoefInference", "InferenceMixin", "coef_columns", "SELECTION_NOTE"]
 #: What an interval means after private selection (printed in the summary).
 SELECTION_NOTE = ("Intervals are conditional on the selected terms: they cover the coefficients "
                   "of the model with those terms (the selection spent its own budget and is not "
-                  "adjusted for); terms not selected have no interval.")
+                  "adjusted for); terms not selected have no interval. They do not cover the "
+                  "full model's coefficients when an omitted term is correlated with a kept "
+                  "one: in simulation (Boosted AdaSSP, 3 of 5 correlated predictors selected, "
+                  "n = 20,000, eps = 1, 500 replications) they covered 0.968 of the selected "
+                  "model's coefficients (worst 0.956) but 0.667 of the full model's (worst "
+                  "0.321; benchmarks/interval_coverage.py --selection).")
 
 
 @dataclass(frozen=True, eq=False)
