@@ -30,6 +30,13 @@ the gated code releases (the gate is post-processing: no released value changes)
 withholds count as "no interval" (column ``gated``). ``--raw`` keeps the per-rep rows so that
 ``--from-raw`` re-summarises them at new thresholds without re-fitting.
 
+``method:HC1`` (e.g. ``bas:HC1``) runs with ``cov_type="HC1"`` (the private sandwich).
+``--selection`` runs only the selection arm: equicorrelated (0.5) Gaussian covariates, p = 5,
+``select="auto", k=3``, methods ``default+select``, ``bas+select``, ``adassp+select``; besides
+``coverage`` (of the full model's coefficients of the selected terms) it reports
+``coverage_conditional`` (of the selected model's coefficients: the population least-squares
+projection onto the selected terms).
+
 Prints a table with progress; writes benchmarks/results/coverage.csv (``--out``). (Not named
 ``coverage.py``: run from ``benchmarks/``, that name would shadow the ``coverage`` package that
 numba imports, breaking every benchmark script there.)
