@@ -30,6 +30,13 @@ the gated code releases (the gate is post-processing: no released value changes)
 withholds count as "no interval" (column ``gated``). ``--raw`` keeps the per-rep rows so that
 ``--from-raw`` re-summarises them at new thresholds without re-fitting.
 
+``method:HC1`` (e.g. ``bas:HC1``) runs with ``cov_type="HC1"`` (the private sandwich).
+``--selection`` runs only the selection arm: equicorrelated (0.5) Gaussian covariates, p = 5,
+``select="auto", k=3``, methods ``default+select``, ``bas+select``, ``adassp+select``; besides
+``coverage`` (of the full model's coefficients of the selected terms) it reports
+``coverage_conditional`` (of the selected model's coefficients: the population least-squares
+projection onto the selected terms).
+
 Prints a table with progress; writes benchmarks/results/coverage.csv (``--out``). (Not named
 ``coverage.py``: run from ``benchmarks/``, that name would shadow the ``coverage`` package that
 numba imports, breaking every benchmark script there.)
@@ -58,6 +65,13 @@ CENTRE = {"n": 20_000, "p": 5, "eps": 1.0, "covariates": "gaussian", "errors": "
 ARMS = {"n": [2_000, 200_000], "p": [1, 10], "eps": [0.5, 4.0],
         "covariates": ["skewed", "binary"], "errors": ["t3", "hetero"]}
 METHODS = ["default", "adassp", "bas", "tukey", "fw", "dpgd"]
+#: The selection arm: correlated covariates (so a model without some terms has other
+#: coefficients), select="auto" with k = 3 of p = 5.
+SELECTION = ("select", {**{"n": 20_000, "p": 5, "eps": 1.0, "covariates": "correlated",
+                           "errors": "gaussian"}})
+SELECTION_METHODS = ["default+select", "bas+select", "adassp+select"]
+#: Correlation of the "correlated" covariates.
+RHO = 0.5
 DELTA = 1e-5
 OUT = Path(__file__).resolve().parent / "results" / "coverage.csv"
 
@@ -75,10 +89,41 @@ def truth(p: int) -> np.ndarray:
     return np.r_[1.0, [(-1) ** j / (j + 1) for j in range(p)]]
 
 
+def covariance(cell: dict) -> np.ndarray | None:
+    """Covariance of the Gaussian covariates (None for other designs)."""
+    p = cell["p"]
+    if cell["covariates"] == "gaussian":
+        return np.eye(p)
+    if cell["covariates"] == "correlated":
+        return (1 - RHO) * np.eye(p) + RHO * np.ones((p, p))
+    return None
+
+
+def conditional_truth(cell: dict, kept: np.ndarray) -> np.ndarray:
+    """The coefficients of the model with the ``kept`` terms (intercept first): the population
+    least-squares projection ``beta_S + Sigma_SS^-1 Sigma_SO beta_O`` (mean-zero Gaussian
+    covariates, so the intercept stays); NaN where not kept or not Gaussian."""
+    beta = truth(cell["p"])
+    out = np.full(beta.size, np.nan)
+    S = covariance(cell)
+    if S is None:
+        return beta.copy() if kept.all() else out
+    k = kept[1:]
+    o = ~k
+    slopes = beta[1:][k] + np.linalg.solve(S[np.ix_(k, k)], S[np.ix_(k, o)] @ beta[1:][o]) \
+        if k.any() else np.array([])
+    out[0] = beta[0] if kept[0] else np.nan
+    out[1:][k] = slopes
+    return out
+
+
 def simulate(cell: dict, rng, logistic: bool = False) -> pd.DataFrame:
     n, p = cell["n"], cell["p"]
     if cell["covariates"] == "skewed":
         X = rng.exponential(size=(n, p)) - 1.0
+    elif cell["covariates"] == "correlated":       # equicorrelated Gaussian (RHO)
+        X = (np.sqrt(1 - RHO) * rng.normal(size=(n, p))
+             + np.sqrt(RHO) * rng.normal(size=(n, 1)))
     else:
         X = rng.normal(size=(n, p))
     if cell["covariates"] == "binary":
@@ -114,7 +159,10 @@ def one_rep(args) -> dict:
                                  zlib.crc32(cell["errors"].encode()) % 991])    # per-process)
     df = simulate(cell, rng, logistic)
     name, _, sel = method.partition("+")
+    name, _, cov_type = name.partition(":")         # "bas:HC1": cov_type="HC1"
     kw = {} if name == "default" else {"method": name}
+    if cov_type:
+        kw["cov_type"] = cov_type
     kw.update({"select": "auto", "k": 3} if sel else {"select": None})
     seen, real = [], gate.passes
 
@@ -141,6 +189,9 @@ def one_rep(args) -> dict:
     if fit.released and np.isfinite(se).any():  # terms without an interval count as NaN
         hit = (np.abs(fit.params.to_numpy() - beta) <= 1.959964 * se).astype(float)
         out["hit"] = np.where(np.isfinite(se), hit, np.nan).tolist()
+        cond = conditional_truth(cell, np.isfinite(se))     # the selected model's coefficients
+        out["z_cond"] = ((fit.params.to_numpy() - cond) / se * gate.INFLATION.get(
+            seen[0][0] if seen else "", 1.0)).tolist()
         infl = gate.INFLATION.get(out["kind"], 1.0)    # z and ratio before the inflation
         out["z"] = ((fit.params.to_numpy() - beta) / se * infl).tolist()
         out["ratio"] = (se / infl / _classical_se(df, logistic)).tolist()
@@ -179,12 +230,15 @@ def _inflation(r: dict) -> float:
     return gate.INFLATION[r["kind"]] if r["kind"] else 1.0
 
 
-def _hits(r: dict) -> list:
-    """Hits of a rep's intervals at the code's inflation (z is recorded before inflation)."""
+def _hits(r: dict, key: str = "z") -> list:
+    """Hits of a rep's intervals at the code's inflation (z is recorded before inflation);
+    ``key="z_cond"``: of the selected model's coefficients."""
     from dpstats.estimators.inference import gate
+    if key not in r:
+        return [np.nan] * len(r["hit"])
     if not r["kind"]:
         return r["hit"]
-    z = np.asarray(r["z"], dtype=float)
+    z = np.asarray(r[key], dtype=float)
     c = gate.INFLATION[r["kind"]]
     return np.where(np.isfinite(z), np.abs(z) <= 1.959964 * c, np.nan).tolist()
 
@@ -193,6 +247,7 @@ def summarise(design: str, cell: dict, method: str, res: list, logistic: bool) -
     """One CSV row; fits the gate withholds count as "no interval"."""
     ok = [r for r in res if np.isfinite(r["hit"]).any() and not gated(r)]
     hits = np.array([_hits(r) for r in ok], dtype=float)
+    cond = np.array([_hits(r, "z_cond") for r in ok], dtype=float)
     ratios = np.array([np.asarray(r["ratio"], dtype=float) * _inflation(r) for r in ok],
                       dtype=float)
     with warnings.catch_warnings():
@@ -204,6 +259,9 @@ def summarise(design: str, cell: dict, method: str, res: list, logistic: bool) -
                 "gated": np.mean([gated(r) for r in res]),
                 "coverage": np.nanmean(hits) if hits.size else np.nan,
                 "coverage_min": np.nanmin(np.nanmean(hits, axis=0)) if hits.size else np.nan,
+                "coverage_conditional": np.nanmean(cond) if cond.size else np.nan,
+                "coverage_conditional_min": (np.nanmin(np.nanmean(cond, axis=0))
+                                             if cond.size else np.nan),
                 "width_ratio": np.nanmedian(ratios) if ratios.size else np.nan,
                 "sec_median": np.median([r["sec"] for r in res])}
 
@@ -216,6 +274,8 @@ def main(argv=None) -> None:
     ap.add_argument("--logistic", action="store_true", help="also the logistic cells")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--fast", action="store_true")
+    ap.add_argument("--selection", action="store_true",
+                    help="only the selection arm (correlated covariates, select='auto', k=3)")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--raw", default=None, help="also write per-rep rows (JSON lines) here")
     ap.add_argument("--from-raw", default=None,
@@ -233,12 +293,15 @@ def main(argv=None) -> None:
         want = set(a.cells.split(","))
         todo = [c for c in todo if c[0] in want]
     jobs = [(d, c, m, False) for d, c in todo for m in methods]
+    if a.selection:
+        methods = a.methods.split(",") if a.methods != ",".join(METHODS) else SELECTION_METHODS
+        jobs = [(SELECTION[0], SELECTION[1], m, False) for m in methods]
     if a.logistic:
         jobs += [(d, c, "default", True) for d, c in todo
                  if d in ("centre", "n=2000", "n=200000", "eps=0.5", "eps=4.0")]
     rows = []
     print(f"{'design':14s} {'model':8s} {'method':8s} {'reps':>5s} {'rel':>5s} {'int':>5s} "
-          f"{'cover':>6s} {'min':>6s} {'width':>7s} {'sec':>6s}", flush=True)
+          f"{'cover':>6s} {'min':>6s} {'cond':>6s} {'width':>7s} {'sec':>6s}", flush=True)
     for i, (design, cell, method, logistic) in enumerate(jobs, 1):
         raw = []
         row = run_cell(design, cell, method, a.reps, a.jobs, logistic, raw)
@@ -248,7 +311,8 @@ def main(argv=None) -> None:
                 fh.writelines(json.dumps(r) + "\n" for r in raw)
         print(f"{design:14s} {row['model']:8s} {method:8s} {row['reps']:5d} "
               f"{row['released']:5.2f} {row['with_interval']:5.2f} {row['coverage']:6.3f} "
-              f"{row['coverage_min']:6.3f} {row['width_ratio']:7.2f} {row['sec_median']:6.3f}"
+              f"{row['coverage_min']:6.3f} {row['coverage_conditional']:6.3f} "
+              f"{row['width_ratio']:7.2f} {row['sec_median']:6.3f}"
               f"   [{i}/{len(jobs)}]", flush=True)
         pd.DataFrame(rows).to_csv(a.out, index=False)      # partial results survive a kill
     print(f"wrote {a.out}")

@@ -50,7 +50,13 @@ from ..mechanisms.accountant import Ledger
 from ..mechanisms.additive import analytic_gaussian_sigma, gaussian
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import BOUNDS_METHODS, budgeted_design, check_inputs, plan_bounds
-from .inference.ssp import INFERENCE_SHARE, affine_matrix, release_rss, ssp_inference
+from .inference.sandwich import COV_TYPES, HC_SHARE
+from .inference.ssp import (
+    INFERENCE_SHARE,
+    affine_matrix,
+    inference_budget,
+    release_and_infer,
+)
 from .outcome import Estimate, Withheld, withheld
 
 __all__ = ["estimate", "adassp_core", "adaptive_ridge", "row_norm_bound", "clip_rows",
@@ -82,6 +88,10 @@ OPTIONS = OptionSpec((
     Option("inference_share", "real", INFERENCE_SHARE, range=(0.0, 1.0), closed=(True, False),
            doc="share of eps for the residual sum of squares behind the standard errors "
                "(0: no standard errors)"),
+    Option("cov_type", "choice", "nonrobust", choices=COV_TYPES,
+           doc="'nonrobust' (constant error variance) or 'HC1' (private sandwich meat)"),
+    Option("hc_share", "real", HC_SHARE, range=(0.0, 1.0), closed=(False, False),
+           doc="share of eps and delta for the sandwich meat (cov_type='HC1' only)"),
 ))
 
 
@@ -162,7 +172,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              intercept_col: int | None = None, names=None, bounds="auto",
              bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
              q: float = BOUNDS_Q, rho: float = RHO, inference_share: float = INFERENCE_SHARE,
-             stage: str = "regression", engine=None) -> Estimate:
+             cov_type: str = "nonrobust", hc_share: float = HC_SHARE, stage: str = "regression",
+             engine=None) -> Estimate:
     """Private linear regression by AdaSSP on bounded, rescaled data.
 
     Neighbours: add/remove one row. With ``p`` columns including the intercept,
@@ -186,11 +197,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         columns.
     bounds_method, bounds_share, q, rho
         The options of :data:`OPTIONS` (bounds, their share, quantile level, ridge rule).
-    inference_share : float
-        Share of ``eps`` (default 0.05, no delta) spent, after the fit, on a Laplace release
-        of the clipped residual sum of squares (ledger stage ``"inference"``, L1 sensitivity
-        1); the standard errors are then a parametric bootstrap of the released statistics
-        (Ferrando, Wang & Sheldon 2022; :mod:`dpstats.estimators.inference.ssp`).
+    inference_share, cov_type, hc_share : float, {"nonrobust", "HC1"}, float
+        Standard errors (:mod:`dpstats.estimators.inference.ssp`): ``inference_share`` of eps
+        (0.05; 0: none) on the clipped residual sum of squares, ``"HC1"``: ``hc_share`` (0.15)
+        of eps and delta more on a private sandwich meat (stage ``"inference"``).
     stage, engine : str, object
         Ledger stage; dask statistics (:mod:`dpstats.dask`; no rows, no standard errors).
 
@@ -215,37 +225,37 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     eps, delta = check_eps(eps), check_delta(delta)
     Xa, ya, intercept_col = check_inputs(X, y, intercept_col, rng)
     opt = validate_options(OPTIONS, {"bounds_method": bounds_method, "bounds_share": bounds_share,
-                                     "q": q, "rho": rho, "inference_share": inference_share})
+                                     "q": q, "rho": rho, "inference_share": inference_share,
+                                     "cov_type": cov_type, "hc_share": hc_share})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names)
-    eps_inf = eps * opt["inference_share"] if engine is None else 0.0
+    inf = inference_budget(eps, delta, opt, engine is None)
+    eps, delta = eps - inf["eps"], delta - inf["delta"]      # the fit's budget
     design, eps_b, delta_b = budgeted_design(
-        Xa, ya, plan, method=opt["bounds_method"], share=opt["bounds_share"], eps=eps - eps_inf,
+        Xa, ya, plan, method=opt["bounds_method"], share=opt["bounds_share"], eps=eps,
         delta=delta, q=opt["q"], rng=rng, ledger=ledger, stage=stage,
         counts_of=None if engine is None else engine.counts_of)
     B_x = row_norm_bound(Xa.shape[1])
     released = {}
-    theta, ridge = adassp_core(design.X, design.y, eps - eps_inf - eps_b, delta - delta_b, rng,
-                               ledger, rho=opt["rho"], stage=stage, B_x=B_x,
-                               stats=None if engine is None else engine.gram(design),
-                               out=released)
+    theta, ridge = adassp_core(design.X, design.y, eps - eps_b, delta - delta_b, rng, ledger,
+                               rho=opt["rho"], stage=stage, B_x=B_x, out=released,
+                               stats=None if engine is None else engine.gram(design))
     facts = {"clip": design.clip, "details": {
         "bounds": design.source, "ridge": ridge, "eps_bounds": eps_b, "delta_bounds": delta_b,
-        "B_x": B_x, "eps_inference": eps_inf}}
+        "B_x": B_x, "eps_inference": inf["eps"]}}
     if design.unusable:
         return withheld(Xa.shape[1], Withheld.LABEL_BOUNDS, **facts)
     return Estimate(params=design.to_original(theta), released=True,
-                    inference=_inference(design, theta, ridge, released, eps_inf, opt, rng, ledger),
+                    inference=_inference(design, theta, ridge, released, inf, rng, ledger),
                     **facts)
 
 
-def _inference(design, theta, ridge, released: dict, eps_inf: float, opt: dict, rng, ledger):
-    """The inference release (stage "inference") and the bootstrap; None when not asked."""
-    if eps_inf <= 0:
+def _inference(design, theta, ridge, released: dict, budget: dict, rng, ledger):
+    """The inference releases (stage "inference") and the bootstrap; None when not asked."""
+    if budget["eps_rss"] <= 0:
         return None
-    rss = release_rss(design.X, design.y, theta, eps_inf, rng, ledger)
-    gram, xty, icol = released.pop("gram"), released.pop("xty"), design.intercept_col
-    return ssp_inference(
-        "adassp", rss_noisy=rss, eps_inf=eps_inf, share=opt["inference_share"],
-        gram_noisy=gram, theta=theta, xty=xty, n_hat=np.nan if icol is None else gram[icol, icol],
-        M=affine_matrix(design.to_original, theta.size), y_half=design.y_half,
-        noise=released, ridge=ridge, unusable=design.dropped)
+    icol = design.intercept_col
+    return release_and_infer(
+        "adassp", design.X, design.y, theta, released, budget, rng=rng, ledger=ledger,
+        n_hat=np.nan if icol is None else released["gram"][icol, icol], icol=icol,
+        row_bound2=float(design.X.shape[1]), x0sq=1.0, ridge=ridge, y_half=design.y_half,
+        M=affine_matrix(design.to_original, theta.size), unusable=design.dropped)

@@ -63,7 +63,13 @@ from .bounded import (
     hist_release,
     plan_bounds,
 )
-from .inference.ssp import INFERENCE_SHARE, affine_matrix, release_rss, ssp_inference
+from .inference.sandwich import COV_TYPES, HC_SHARE
+from .inference.ssp import (
+    INFERENCE_SHARE,
+    affine_matrix,
+    inference_budget,
+    release_and_infer,
+)
 from .outcome import Estimate, Withheld, withheld
 
 __all__ = ["estimate", "boost", "T_DEFAULT", "DEFAULTS", "OPTIONS", "COMMON"]
@@ -154,6 +160,10 @@ OPTIONS = OptionSpec((
     Option("inference_share", "real", INFERENCE_SHARE, range=(0.0, 1.0), closed=(True, False),
            doc="share of eps for the residual sum of squares behind the standard errors "
                "(0: no standard errors; 'paper' variant: none)"),
+    Option("cov_type", "choice", "nonrobust", choices=COV_TYPES,
+           doc="'nonrobust' (constant error variance) or 'HC1' (private sandwich meat)"),
+    Option("hc_share", "real", HC_SHARE, range=(0.0, 1.0), closed=(False, False),
+           doc="share of eps and delta for the sandwich meat (cov_type='HC1' only)"),
 ), finish=_finish)
 
 
@@ -195,7 +205,8 @@ def _design_and_plan(Xa, ya, plan, opt: dict, eps: float, delta: float, rng, led
 
 
 def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
-         eps_b: float, eps_inf: float = 0.0, rng=None, ledger=None, engine=None) -> Estimate:
+         eps_b: float, budget: dict | None = None, rng=None, ledger=None,
+         engine=None) -> Estimate:
     """Boost on the mapped rows (scaled) or on norm-clipped raw rows (paper); map back."""
     if design is not None:
         C = row_norm_bound(Xa.shape[1])        # ||x'|| <= sqrt(p), so ||x'/C|| <= 1
@@ -215,13 +226,12 @@ def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
     if design is not None and design.unusable:
         return withheld(Xa.shape[1], Withheld.LABEL_BOUNDS, **facts)
     inference = None
-    if design is not None and eps_inf > 0:
-        rss = release_rss(Xn, yn, theta, eps_inf, rng, ledger)
-        gram, icol = released.pop("gram"), design.intercept_col
-        inference = ssp_inference(
-            "bas", rss_noisy=rss, eps_inf=eps_inf, share=opt["inference_share"],
-            gram_noisy=gram, theta=theta, y_half=design.y_half, noise=released,
-            n_hat=np.nan if icol is None else gram[icol, icol] * C * C,
+    if design is not None and budget is not None and budget["eps_rss"] > 0:
+        icol = design.intercept_col
+        inference = release_and_infer(
+            "bas", Xn, yn, theta, released, budget, rng=rng, ledger=ledger,
+            n_hat=np.nan if icol is None else released["gram"][icol, icol] * C * C,
+            icol=icol, row_bound2=1.0, x0sq=1.0 / (C * C), y_half=design.y_half,
             M=affine_matrix(lambda t: design.to_original(np.asarray(t) / C), theta.size),
             unusable=design.dropped)
     return Estimate(params=params, released=True, inference=inference, **facts)
@@ -233,6 +243,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              variant: str = "scaled", T: int = T_DEFAULT, shrinkage: float | None = None,
              split=None, bounds_method: str = BOUNDS_METHOD, bounds_share: float = BOUNDS_SHARE,
              q: float = BOUNDS_Q, rho: float = RHO, inference_share: float = INFERENCE_SHARE,
+             cov_type: str = "nonrobust", hc_share: float = HC_SHARE,
              stage: str = "regression", engine=None) -> Estimate:
     """Private linear regression by Boosted AdaSSP.
 
@@ -263,12 +274,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     bounds_method, bounds_share, q, rho
         As in :func:`dpstats.estimators.adassp.estimate` (``bounds_share`` and ``q`` only
         for ``bounds_method="quantile"``).
-    inference_share : float
-        Share of ``eps`` (default 0.05, no delta) spent after the fit on a Laplace release of
-        the clipped residual sum of squares (ledger stage ``"inference"``, L1 sensitivity 1);
-        standard errors by parametric bootstrap of the released statistics (Ferrando, Wang &
-        Sheldon 2022; :mod:`dpstats.estimators.inference.ssp`). 0, or ``variant="paper"``:
-        no standard errors (and nothing spent on them), nor on a dask frame (yet).
+    inference_share, cov_type, hc_share : float, {"nonrobust", "HC1"}, float
+        Standard errors (:mod:`dpstats.estimators.inference.ssp`): ``inference_share`` of eps
+        (0.05; 0, ``"paper"`` or dask: none) on the clipped residual sum of squares,
+        ``"HC1"``: ``hc_share`` (0.15) of eps and delta more on a private sandwich meat.
     engine : object, optional
         Dask statistics (:mod:`dpstats.dask`): histograms, Gram, a pass a round; no rows.
 
@@ -299,11 +308,11 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     opt = validate_options(OPTIONS, {
         "variant": variant, "bounds_method": bounds_method, "T": T, "shrinkage": shrinkage,
         "split": split, "bounds_share": bounds_share, "q": q, "rho": rho,
-        "inference_share": inference_share})
+        "inference_share": inference_share, "cov_type": cov_type, "hc_share": hc_share})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names) \
         if opt["variant"] == "scaled" else None
-    scaled_in_memory = opt["variant"] == "scaled" and engine is None
-    eps_inf = eps * opt["inference_share"] if scaled_in_memory else 0.0
-    design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps - eps_inf, delta, rng, ledger,
-                                          stage, None if engine is None else engine.counts_of)
-    return _fit(Xa, ya, design, gdp, opt, eps_b, eps_inf, rng, ledger, engine)
+    inf = inference_budget(eps, delta, opt, opt["variant"] == "scaled" and engine is None)
+    design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps - inf["eps"],
+                                          delta - inf["delta"], rng, ledger, stage,
+                                          None if engine is None else engine.counts_of)
+    return _fit(Xa, ya, design, gdp, opt, eps_b, inf, rng, ledger, engine)

@@ -42,8 +42,11 @@ class Inference:
         Degrees of freedom of a t reference distribution; None: normal (z).
     sigma : float or None
         Residual standard error on the original scale (derived from released values).
-    r2 : float or None
-        R^2 derived from released values.
+    r2, r2_adj : float or None
+        R^2 and adjusted R^2 derived from released values.
+    cov_type : str
+        "nonrobust" (constant error variance) or "HC1" (private sandwich), statsmodels'
+        vocabulary.
     share_of : str
         What ``share`` is a share of: ``"eps"`` (a separate release, ledger stage
         ``"inference"``) or ``"mu^2"`` (a part of the fit's Gaussian-DP plan).
@@ -58,6 +61,8 @@ class Inference:
     sigma: float | None = None
     r2: float | None = None
     share_of: str = "eps"
+    cov_type: str = "nonrobust"
+    r2_adj: float | None = None
 
     def __post_init__(self) -> None:
         cov = np.array(self.cov, dtype=np.float64)

@@ -5,6 +5,8 @@ Only released values and public metadata go into a result; this module is post-p
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -81,6 +83,13 @@ def _l1_radius(est) -> float | None:
     return None if radius is None else float(radius)
 
 
+#: Why AdaSSP with a positive released ridge has no standard errors (released value only).
+RIDGE_REASON = ("AdaSSP's released adaptive ridge is positive (too few rows for this eps and "
+                "number of columns): its bias depends on the unknown coefficients, so no "
+                "interval would cover; more rows, a larger eps or fewer columns (or "
+                "method='bas') give intervals")
+
+
 def coef_inference(est, columns, keep: list[int], method: str, options, selected: bool):
     """The result's :class:`~dpstats.results.inference.CoefInference` from the estimate's
     (kept columns only; NaN elsewhere), or none with the public reason."""
@@ -95,14 +104,11 @@ def coef_inference(est, columns, keep: list[int], method: str, options, selected
                   NO_INFERENCE.get("paper" if variant == "paper" else method,
                                    f"method {method!r} releases no standard errors"))
         return CoefInference.none(columns, reason)
+    stats = {"sigma": inf.sigma, "r2": inf.r2, "r2_adj": inf.r2_adj}  # given even without SEs
     if inf.method == "ridge":
-        return CoefInference.none(columns, "AdaSSP's released adaptive ridge is positive (too "
-                                           "few rows for this eps and number of columns): its "
-                                           "bias depends on the unknown coefficients, so no "
-                                           "interval would cover; more rows, a larger eps or "
-                                           "fewer columns (or method='bas') give intervals")
+        return replace(CoefInference.none(columns, RIDGE_REASON), **stats)
     if inf.method.startswith(GATED):          # the release gate (estimators/inference/gate)
-        return CoefInference.none(columns, inf.method[len(GATED):])
+        return replace(CoefInference.none(columns, inf.method[len(GATED):]), **stats)
     if inf.method == "none":
         return CoefInference.none(columns, "the released statistics do not support standard "
                                            "errors for this fit (e.g. no intercept column)")
@@ -111,6 +117,6 @@ def coef_inference(est, columns, keep: list[int], method: str, options, selected
     covers = inf.covers + (". " + SELECTION_NOTE if selected else "")
     return CoefInference(cov=pd.DataFrame(cov, index=columns, columns=columns),
                          method=inf.method, reference=inf.reference, share=inf.share,
-                         covers=covers, df=inf.df, sigma=inf.sigma, r2=inf.r2,
-                         kept=tuple(columns[i] for i in keep),
-                         share_of=getattr(inf, "share_of", "eps"))
+                         covers=covers, df=inf.df, kept=tuple(columns[i] for i in keep),
+                         cov_type=inf.cov_type, share_of=getattr(inf, "share_of", "eps"),
+                         **stats)

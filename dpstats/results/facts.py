@@ -66,12 +66,32 @@ def _facts(result) -> tuple[str, str | None, list[tuple[str, str]]]:
     if getattr(result, "l1_radius", None) is not None:
         facts.append(("Constraint:", f"L1-constrained (radius {result.l1_radius:g}): strong "
                                      "predictors can be exactly 0"))
-    facts += inference_facts(result)
+    facts += inference_facts(result) + fit_statistics(result)
     facts += [("Budget spent:", _eps_delta(*result.spent)),
               ("Randomness:", _randomness(result)),
               ("Privacy guarantee:", guarantee),
               ("PTR:", _ptr_text(ptr) if ptr is not None else _no_ptr(result))]
     return title, banner, [(str(lab), str(val)) for lab, val in facts]
+
+
+def fit_statistics(result) -> list[tuple[str, str]]:
+    """Header lines as statsmodels prints them, each marked private: covariance type (when
+    there are standard errors), residual standard error, R^2 and adjusted R^2 (derived from
+    released values by the estimator: :func:`dpstats.estimators.inference.ssp.fit_statistics`)."""
+    inf = getattr(result, "inference", None)
+    if inf is None or not result.released:
+        return []
+    facts = []
+    if inf.reason is None:
+        kind = "HC1 (private sandwich)" if inf.cov_type == "HC1" else "nonrobust"
+        facts.append(("Covariance type:", kind))
+    if inf.sigma is not None:
+        facts.append(("Resid. std. err. (private):", format_number(inf.sigma)))
+    if inf.r2 is not None:
+        facts.append(("R-squared (private):", f"{inf.r2:.3f}"))
+    if inf.r2_adj is not None:
+        facts.append(("Adj. R-squared (private):", f"{inf.r2_adj:.3f}"))
+    return facts
 
 
 def _randomness(result) -> str:

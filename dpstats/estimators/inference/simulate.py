@@ -3,8 +3,10 @@
 Each function takes a plug-in Gram matrix ``G`` (PSD, mapped scale), plug-in coefficients
 ``beta`` and ``B`` residual variances, simulates the data-level statistic ``X'y`` (normal with
 mean ``G beta`` and covariance ``sigma^2 G``: the sampling distribution of ``X'y`` given the
-design under homoscedastic errors), adds fresh mechanism noise with the released noise scales,
-and re-runs the estimator's solve. Randomness comes from
+design under homoscedastic errors; or covariance ``S_b``, a plausible sandwich meat per draw,
+under heteroscedastic errors: :mod:`~dpstats.estimators.inference.sandwich`), adds fresh
+mechanism noise with the released noise scales, and re-runs the estimator's solve. Randomness
+comes from
 :func:`dpstats.mechanisms.simulation.simulation_noise` (fixed public seed), never from the fit's
 generator.
 """
@@ -42,7 +44,11 @@ def symmetric_noise(tri: np.ndarray, p: int) -> np.ndarray:
 
 def simulated_xty(G: np.ndarray, beta: np.ndarray, sigma2: np.ndarray,
                   xi: np.ndarray) -> np.ndarray:
-    """``(B, p)`` draws of ``X'y ~ N(G beta, sigma2_b G)`` from standard normals ``xi``."""
+    """``(B, p)`` draws of ``X'y`` from standard normals ``xi``: ``N(G beta, sigma2_b G)``
+    for ``(B,)`` residual variances ``sigma2`` (homoscedastic), or ``N(G beta, L_b L_b')``
+    for ``(B, p, p)`` factors ``L_b`` of sandwich meats (heteroscedasticity-robust)."""
+    if sigma2.ndim == 3:
+        return G @ beta + np.einsum("bij,bj->bi", sigma2, xi)
     L = np.linalg.cholesky(G)
     return G @ beta + np.sqrt(np.maximum(sigma2, 0.0))[:, None] * (xi @ L.T)
 
@@ -66,7 +72,7 @@ def adassp_draws(G: np.ndarray, beta: np.ndarray, sigma2: np.ndarray, *, sigma_g
     >>> np.round(th.mean(0), 2).tolist(), np.round(th.std(0) / np.sqrt(0.01 / np.diag(G)), 1)
     ([0.5, -0.2], array([1., 1.]))
     """
-    p, B = G.shape[0], sigma2.size
+    p, B = G.shape[0], sigma2.shape[0]
     d = simulation_noise({"xi": (B, p), "tri": (B, p * (p + 1) // 2), "eta": (B,),
                           "e": (B, p)})
     z = simulated_xty(G, beta, sigma2, d["xi"]) + sigma_xy * d["e"]
@@ -94,7 +100,7 @@ def bas_draws(G: np.ndarray, beta: np.ndarray, sigma2: np.ndarray, *, sigma_gram
     ``X'y - G theta`` plus round noise (residual clipping at 1 on the mapped scale is not
     simulated: it binds only for residuals beyond half the label's range).
     """
-    p, B = G.shape[0], sigma2.size
+    p, B = G.shape[0], sigma2.shape[0]
     d = simulation_noise({"xi": (B, p), "tri": (B, p * (p + 1) // 2), "eta": (B,),
                           "rounds": (T, B, p)})
     z = simulated_xty(G, beta, sigma2, d["xi"])
