@@ -6,31 +6,35 @@ Inputs: the released row count ``n_hat``, the design's number of columns and can
 asks for selection (``.`` in it, or an explicit ``select=``). Nothing else is read, so two data
 sets with the same released count and schema get the same method and k.
 
-The rule was read from the data-independent simulation of ``benchmarks/auto_rule.py``
-(results in ``benchmarks/results/auto_rule.csv``; 266 simulated problems, n 1e3..1e6, p 1..40,
-eps 0.1..10, Gaussian, log-normal and dummy covariates, population R^2 0.2 and 0.8):
+The rule was read from data-independent simulations: ``benchmarks/auto_rule.py`` (266
+problems, n 1e3..1e6, p 1..40, eps 0.1..10, Gaussian, log-normal and dummy covariates,
+Gaussian errors; the PTR and bounds feasibility counts) and ``benchmarks/auto_rule_real.py``
+(real-data-like designs: skewed, heavy-tailed, collinear, 0/1 and count columns, factors, a few
+strong and many weak terms, Gaussian, t3, skewed and heteroscedastic errors, R^2 0.05..0.9;
+the Tukey/BAS boundary and the number of terms; design note NN):
 
-* **Tukey where its PTR test passes with high probability** (``n_hat`` at least
-  :func:`~dpstats.pipeline.feasibility.tukey_count`) **and the design has no dummy columns of
-  categorical terms**. There its mean test R^2 was at least BAS's in every bin of
-  ``n_hat / tukey_count``: it is unbiased under skewed covariates, where the clipping of the
-  bounded methods costs up to 0.15 R^2, and within about 0.005 with Gaussian ones. With dummy
-  columns (the ``factor`` problems) Tukey lost to BAS in every bin (by 0.005 to 0.015: groups
-  that miss a rare level give it coefficient 0, design note 8), so a design with categorical
-  terms (public: formula and declared or released levels) goes to BAS.
+* **Tukey where it is both PTR-safe and more accurate than BAS**: ``n_hat`` at least
+  :func:`~dpstats.pipeline.feasibility.tukey_preferred_count` (4 x the count at which its PTR
+  test passes with high probability) **and the design has no dummy columns of categorical
+  terms**. Just above the PTR count Tukey lost to BAS by up to 0.2 R^2 on average (collinear
+  columns, heavy-tailed and heteroscedastic errors); from 4 x it, its mean loss was below
+  BAS's under every error type (unbiased under skewed covariates, where the clipping of the
+  bounded methods costs R^2). With dummy columns Tukey did not beat BAS on average, so a design
+  with categorical terms (public: formula and declared or released levels) goes to BAS.
 * **Otherwise Boosted AdaSSP** when its private bounds are found with high probability
-  (:func:`~dpstats.pipeline.feasibility.bounded_count`). Below ``tukey_count`` BAS beat Tukey
-  on average by 0.5 R^2 (Tukey mostly withheld); AdaSSP never beat BAS on average.
+  (:func:`~dpstats.pipeline.feasibility.bounded_count`); AdaSSP never beat BAS on average.
+  Where only Tukey's PTR count is reached (tiny p at a large eps), Tukey.
 * **Otherwise no method can fit**: the fit is withheld right after the row count
   (:data:`dpstats.withheld.Withheld.TOO_FEW_ROWS`; ``method="auto"`` only: a method the user
   names runs, and its own mechanisms withhold, as before).
 
 Terms: with ``select="auto"`` and a ``.`` in the formula, no selection when the rows support
-every column (:func:`~dpstats.pipeline.feasibility.support_count`: Tukey's PTR passes, or
-BAS's median loss in the simulation is below 0.03); otherwise ``k`` is the largest number of
-terms so supported with the selection's share taken out. An
-explicit ``k`` wins; an explicit formula without ``.`` is fitted as written unless a selector
-is named.
+every column (:func:`~dpstats.pipeline.feasibility.support_count`: Tukey preferred, or
+``n_hat * eps_reg / p >= BAS_SUPPORT = 100``); otherwise ``k`` is the largest number of terms
+whose model gets ``BAS_TERM_SUPPORT = 1000`` released rows x eps per column
+(:func:`~dpstats.pipeline.feasibility.term_count`), with the selection's share taken out: a
+few strong terms fitted well beat many fitted badly. An explicit ``k`` wins; an explicit
+formula without ``.`` is fitted as written unless a selector is named.
 """
 
 from __future__ import annotations
@@ -39,7 +43,16 @@ import math
 from dataclasses import dataclass
 
 from ..formula.parse import _expand_dot, _split_formula
-from .feasibility import COUNT_ETA, count_needed, support_count, tukey_count
+from .feasibility import (
+    COUNT_ETA,
+    TUKEY_PREFERRED,
+    bounded_count,
+    count_needed,
+    support_count,
+    term_count,
+    tukey_count,
+    tukey_preferred_count,
+)
 
 __all__ = ["AutoChoice", "decide", "choose_method", "choose_k", "ptr_pass_probability",
            "formula_selects", "AUTO_METHODS", "PASS_SLOPE", "PASS_CENTRE"]
@@ -98,8 +111,10 @@ def ptr_pass_probability(n_hat: float, p: int, eps_reg: float, delta: float) -> 
 
 def choose_method(n_hat: float, p: int, eps_reg: float, delta: float,
                   dummies: bool = False) -> str | None:
-    """The first method of :data:`AUTO_METHODS` whose rows the released count covers, or None
-    (``dummies``: the design has columns of categorical terms, which Tukey is not used for).
+    """Tukey from :func:`~dpstats.pipeline.feasibility.tukey_preferred_count` (not with
+    ``dummies``: columns of categorical terms), else BAS from its
+    :func:`~dpstats.pipeline.feasibility.bounded_count`, else Tukey from its PTR count, else
+    None (no method can fit).
 
     >>> choose_method(200_000, 6, 1.0, 1e-5), choose_method(3_000, 6, 1.0, 1e-5)
     ('tukey', 'bas')
@@ -108,24 +123,27 @@ def choose_method(n_hat: float, p: int, eps_reg: float, delta: float,
     >>> choose_method(20, 6, 1.0, 1e-5) is None
     True
     """
-    for method in AUTO_METHODS[1:] if dummies else AUTO_METHODS:
-        if n_hat >= count_needed(p, eps_reg, delta, method):
-            return method
+    if not dummies and n_hat >= tukey_preferred_count(p, eps_reg, delta):
+        return "tukey"
+    if n_hat >= bounded_count(p, eps_reg, delta):
+        return "bas"
+    if not dummies and n_hat >= tukey_count(int(p), float(eps_reg), float(delta)):
+        return "tukey"
     return None
 
 
 def choose_k(n_hat: float, n_candidates: int, intercept: int, eps_reg: float, delta: float,
              method: str = "auto") -> int:
-    """Largest number of terms (1..n_candidates) whose model ``method`` supports at ``eps_reg``
-    with the released count (:func:`~dpstats.pipeline.feasibility.support_count`; 1 when none
-    is supported).
+    """Largest number of terms (1..n_candidates) whose selected model ``method`` fits well at
+    ``eps_reg`` with the released count (:func:`~dpstats.pipeline.feasibility.term_count`; 1
+    when none does).
 
     >>> choose_k(20_000, 30, 1, 1.0, 1e-5, "tukey") < choose_k(200_000, 30, 1, 1.0, 1e-5, "tukey")
     True
     """
     best = 1
     for k in range(1, n_candidates + 1):
-        if n_hat >= support_count(k + intercept, eps_reg, delta, method):
+        if n_hat >= term_count(k + intercept, eps_reg, delta, method):
             best = k
         else:
             break
@@ -191,6 +209,9 @@ def _reason(method: str, n_hat: float, p: int, eps_reg: float, delta: float,
     head = where + ", Tukey's PTR test "
     if method == "tukey":
         return head + f"passes with probability {shown}"
+    if n_hat >= tukey_count(p, eps_reg, delta):
+        return (head + f"would pass with probability {shown}, but below "
+                f"{TUKEY_PREFERRED:g} x its rows BAS was more accurate in simulation")
     return head + f"would pass with probability {shown}"
 
 
