@@ -15,12 +15,12 @@ the Tukey/BAS boundary and the number of terms; design note NN):
 
 * **Tukey where it is both PTR-safe and more accurate than BAS**: ``n_hat`` at least
   :func:`~dpstats.pipeline.feasibility.tukey_preferred_count` (4 x the count at which its PTR
-  test passes with high probability) **and the design has no dummy columns of categorical
-  terms**. Just above the PTR count Tukey lost to BAS by up to 0.2 R^2 on average (collinear
-  columns, heavy-tailed and heteroscedastic errors); from 4 x it, its mean loss was below
-  BAS's under every error type (unbiased under skewed covariates, where the clipping of the
-  bounded methods costs R^2). With dummy columns Tukey did not beat BAS on average, so a design
-  with categorical terms (public: formula and declared or released levels) goes to BAS.
+  test passes with high probability). Just above the PTR count Tukey lost to BAS by up to
+  0.2 R^2 on average (collinear columns, heavy-tailed and heteroscedastic errors); from 4 x
+  it, its mean loss was below BAS's under every error type (unbiased under skewed covariates,
+  where the clipping of the bounded methods costs R^2), with or without a factor's dummy
+  columns (since Tukey's identified votes, design note 25; :data:`FACTORS_TO_BAS` restores
+  the older rule that sent every design with categorical terms to BAS).
 * **Otherwise Boosted AdaSSP** when its private bounds are found with high probability
   (:func:`~dpstats.pipeline.feasibility.bounded_count`); AdaSSP never beat BAS on average.
   Where only Tukey's PTR count is reached (tiny p at a large eps), Tukey.
@@ -55,10 +55,15 @@ from .feasibility import (
 )
 
 __all__ = ["AutoChoice", "decide", "choose_method", "choose_k", "ptr_pass_probability",
-           "formula_selects", "AUTO_METHODS", "PASS_SLOPE", "PASS_CENTRE"]
+           "formula_selects", "AUTO_METHODS", "PASS_SLOPE", "PASS_CENTRE", "FACTORS_TO_BAS"]
 
 #: The methods ``method="auto"`` chooses from, in order of preference where feasible.
 AUTO_METHODS = ("tukey", "bas")
+#: Whether a design with dummy columns of categorical terms always goes to BAS. False since
+#: Tukey's identified votes (design note 25): in benchmarks/auto_rule_real.py, from the
+#: preferred count on, Tukey's loss was at most BAS's + 0.005 on 13 of 13 problems with a
+#: factor (mean -0.005), as without one (45 problems, mean -0.006).
+FACTORS_TO_BAS = False
 #: Predicted PTR pass probability: logistic in ``log(n_hat / tukey_count)`` with this centre
 #: and slope (fitted to the pass rates of benchmarks/auto_rule.py).
 PASS_CENTRE = math.log(0.78)
@@ -164,6 +169,7 @@ def decide(*, n_hat: float, p_full: int, n_candidates: int, intercept: int, eps_
     >>> c.method, c.k, c.p
     ('tukey', None, 11)
     """
+    dummies = dummies and FACTORS_TO_BAS
     kind = method if method != "auto" else ("bas" if dummies else "auto")
     chosen_k = k
     if selection is not None and k is None:

@@ -25,11 +25,11 @@ fitted when ``n_hat * eps_reg / p >= BAS_TERM_SUPPORT`` (:func:`term_count`). Bo
 come from the simulation with real-data-like designs of ``benchmarks/auto_rule_real.py``
 (skewed, heavy-tailed, collinear and 0/1 columns, factors, a few strong and many weak terms,
 skewed, heavy-tailed and heteroscedastic errors; design note NN): BAS on every term lost
-0.26 R^2 to OLS on average for ratios in (100, 300] while the best selected model lost 0.34 or
+0.25 R^2 to OLS on average for ratios in (100, 300] while the best selected model lost 0.34 or
 more, and 0.62 in (30, 100] against 0.47 with one term; of the rules "select below B, then
 ``BAS_TERM_SUPPORT`` rows x eps per column", B = 100 with 1000 had the smallest mean loss
-(0.121 against 0.134 for the previous 300 / 300) and was within 0.03 of the best simulated
-BAS configuration on 88.5% of the problems.
+(0.086 against 0.103 for the previous 300 / 300) and was within 0.03 of the best simulated
+BAS configuration on 92.4% of the problems.
 :func:`tukey_preferred_count` is where ``method="auto"`` prefers Tukey to BAS:
 :data:`TUKEY_PREFERRED` times the PTR count (in the simulation Tukey lost to BAS by up to 0.2
 on average just above the PTR count and beat it under every error type from 4 times it).

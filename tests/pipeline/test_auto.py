@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import dpstats as dp
+import dpstats.pipeline.auto as auto_mod
 import dpstats.pipeline.run as run_mod
 from dpstats.errors import ValidationError
 from dpstats.pipeline import budget as budget_mod
@@ -249,21 +250,21 @@ def test_broken_variant_reading_the_true_count_is_caught(monkeypatch):
     assert _decision(a) != _decision(b)
 
 
-def test_categorical_terms_go_to_bas():
+def test_categorical_terms_choose_like_numeric_ones(monkeypatch):
+    """Since Tukey's identified votes, a factor's dummies do not send a design to BAS: the
+    choice is the one a numeric design of as many columns gets (FACTORS_TO_BAS restores the
+    older rule, and the same check catches it)."""
     rng = np.random.default_rng(7)
     n = 50_000
-    df = pd.DataFrame({"x": rng.normal(size=n),
-                       "g": pd.Categorical(rng.choice(list("abc"), n), categories=list("abc"))})
+    df = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n), "w": rng.normal(size=n),
+                       "g": pd.Categorical(rng.choice(list("abcd"), n), categories=list("abcd"))})
     df["y"] = df.x + (df.g == "b") + rng.normal(size=n)
     fit = dp.dp_lm("y ~ x + g", df, eps=1.0, random_state=0)
-    assert fit.method == "bas" and fit.released
-    assert fit.method_choice == (
-        f"with n_hat \u2248 {_round2(fit.n_noisy)} and 4 columns at regression eps 0.95; the "
-        "design has dummy columns of categorical terms, where BAS beat Tukey at every row count "
-        "in simulation")
-    numeric = dp.dp_lm("y ~ x", df, eps=1.0, random_state=0)
-    assert numeric.method == "tukey"
-    assert choose_method(1e7, 4, 1.0, DELTA, dummies=True) == "bas"
+    numeric = dp.dp_lm("y ~ x + z + w", df, eps=1.0, random_state=0)
+    assert fit.method == numeric.method == "tukey" and fit.released
+    assert fit.method_choice.split(", Tukey")[1] == numeric.method_choice.split(", Tukey")[1]
+    monkeypatch.setattr(auto_mod, "FACTORS_TO_BAS", True)
+    assert dp.dp_lm("y ~ x + g", df, eps=1.0, random_state=0).method == "bas"
 
 
 def test_ptr_safe_but_below_preferred_says_why():
