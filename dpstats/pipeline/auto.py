@@ -44,14 +44,14 @@ from dataclasses import dataclass
 
 from ..formula.parse import _expand_dot, _split_formula
 from .feasibility import (
+    BAS_TERM_SUPPORT,
     COUNT_ETA,
     TUKEY_PREFERRED,
     bounded_count,
     count_needed,
-    support_count,
-    term_count,
+    supports,
     tukey_count,
-    tukey_preferred_count,
+    tukey_reached,
 )
 
 __all__ = ["AutoChoice", "decide", "choose_method", "choose_k", "ptr_pass_probability",
@@ -108,8 +108,8 @@ def ptr_pass_probability(n_hat: float, p: int, eps_reg: float, delta: float) -> 
     >>> ptr_pass_probability(100, 6, 1.0, 1e-5) < 1e-9
     True
     """
-    if not n_hat > 0:
-        return 0.0
+    if not n_hat > 0 or not tukey_reached(4.0 * n_hat, p, eps_reg, delta):
+        return 0.0      # below a quarter of the PTR count: < 0.001 (and no costly count)
     z = PASS_SLOPE * (math.log(n_hat / tukey_count(p, eps_reg, delta)) - PASS_CENTRE)
     return 0.0 if z < -40 else 1.0 / (1.0 + math.exp(-min(z, 40.0)))
 
@@ -128,11 +128,11 @@ def choose_method(n_hat: float, p: int, eps_reg: float, delta: float,
     >>> choose_method(20, 6, 1.0, 1e-5) is None
     True
     """
-    if not dummies and n_hat >= tukey_preferred_count(p, eps_reg, delta):
+    if not dummies and tukey_reached(n_hat, p, eps_reg, delta, TUKEY_PREFERRED):
         return "tukey"
     if n_hat >= bounded_count(p, eps_reg, delta):
         return "bas"
-    if not dummies and n_hat >= tukey_count(int(p), float(eps_reg), float(delta)):
+    if not dummies and tukey_reached(n_hat, p, eps_reg, delta):
         return "tukey"
     return None
 
@@ -148,7 +148,7 @@ def choose_k(n_hat: float, n_candidates: int, intercept: int, eps_reg: float, de
     """
     best = 1
     for k in range(1, n_candidates + 1):
-        if n_hat >= term_count(k + intercept, eps_reg, delta, method):
+        if supports(n_hat, k + intercept, eps_reg, delta, method, BAS_TERM_SUPPORT):
             best = k
         else:
             break
@@ -173,7 +173,7 @@ def decide(*, n_hat: float, p_full: int, n_candidates: int, intercept: int, eps_
     kind = method if method != "auto" else ("bas" if dummies else "auto")
     chosen_k = k
     if selection is not None and k is None:
-        if selection == "auto" and n_hat >= support_count(p_full, eps_all, delta, kind):
+        if selection == "auto" and supports(n_hat, p_full, eps_all, delta, kind):
             chosen_k = None
         else:
             chosen_k = choose_k(n_hat, n_candidates, intercept, eps_all - eps_sel, delta, kind)
@@ -182,7 +182,8 @@ def decide(*, n_hat: float, p_full: int, n_candidates: int, intercept: int, eps_
     eps_reg = eps_all - eps_sel if selects else eps_all
     smallest = 1 + intercept if selection is not None else p_full
     eps_small = eps_all - eps_sel if selection is not None and smallest < p_full else eps_all
-    if method == "auto" and n_hat < count_needed(smallest, eps_small, delta, "auto"):
+    if method == "auto" and not supports(n_hat, smallest, eps_small, delta, "auto", 0.0) \
+            and not tukey_reached(n_hat, smallest, eps_small, delta):
         need = count_needed(smallest, eps_small, delta, "auto")
         rows = max(1, math.ceil(need + math.log(1.0 / (2.0 * COUNT_ETA)) / eps_n))
         return AutoChoice(None, None, smallest, eps_small, _infeasible_reason(
@@ -215,7 +216,7 @@ def _reason(method: str, n_hat: float, p: int, eps_reg: float, delta: float,
     head = where + ", Tukey's PTR test "
     if method == "tukey":
         return head + f"passes with probability {shown}"
-    if n_hat >= tukey_count(p, eps_reg, delta):
+    if tukey_reached(n_hat, p, eps_reg, delta):
         return (head + f"would pass with probability {shown}, but below "
                 f"{TUKEY_PREFERRED:g} x its rows BAS was more accurate in simulation")
     return head + f"would pass with probability {shown}"

@@ -51,6 +51,7 @@ from ..validation import check_delta, check_eps
 from .budget import DEFAULT_SPLIT
 
 __all__ = ["rows_needed", "count_needed", "support_count", "term_count", "tukey_count",
+           "tukey_reached", "supports",
            "tukey_preferred_count", "bounded_count", "TUKEY_MARGIN", "TUKEY_PREFERRED",
            "BOUNDED_SPREAD", "BAS_SUPPORT", "BAS_TERM_SUPPORT", "COUNT_ETA", "FEASIBLE_METHODS"]
 
@@ -101,6 +102,40 @@ def tukey_preferred_count(p: int, eps_reg: float, delta: float) -> int:
     True
     """
     return math.ceil(TUKEY_PREFERRED * tukey_count(int(p), float(eps_reg), float(delta)))
+
+
+def tukey_reached(n_hat: float, p: int, eps_reg: float, delta: float,
+                  factor: float = 1.0) -> bool:
+    """``n_hat >= ceil(factor * tukey_count(p))``, without computing :func:`tukey_count` for a
+    large ``p`` when the count of ``min(p, 40)`` columns (a lower bound: the count is
+    non-decreasing in p) already rules it out; the simulation behind :func:`tukey_count` costs
+    seconds per column at a few hundred columns.
+
+    >>> tukey_reached(tukey_preferred_count(6, 1.0, 1e-5), 6, 1.0, 1e-5, TUKEY_PREFERRED)
+    True
+    >>> tukey_reached(3_000, 300, 1.0, 1e-5)
+    False
+    """
+    probe = min(int(p), 40)
+    if n_hat < math.ceil(factor * tukey_count(probe, float(eps_reg), float(delta))):
+        return False
+    return n_hat >= math.ceil(factor * tukey_count(int(p), float(eps_reg), float(delta)))
+
+
+def supports(n_hat: float, p: int, eps_reg: float, delta: float, method: str = "auto",
+             per_column: float = BAS_SUPPORT) -> bool:
+    """``n_hat >= support_count(p, eps_reg, delta, method, per_column)``, checking the bounded
+    methods' figure first so that ``"auto"`` computes the Tukey count only when needed.
+
+    >>> supports(1e6, 21, 1.0, 1e-5), supports(1_000, 21, 1.0, 1e-5)
+    (True, False)
+    """
+    if method == "tukey":
+        return tukey_reached(n_hat, p, eps_reg, delta)
+    bounded = max(bounded_count(p, eps_reg, delta), math.ceil(per_column * p / eps_reg))
+    if n_hat >= bounded:
+        return True
+    return method == "auto" and tukey_reached(n_hat, p, eps_reg, delta, TUKEY_PREFERRED)
 
 
 def bounded_count(p: int, eps_reg: float, delta: float) -> int:

@@ -278,3 +278,23 @@ def test_ptr_safe_but_below_preferred_says_why():
     far = decide(n_hat=4 * n_hat, p_full=13, n_candidates=12, intercept=1, eps_all=0.95,
                  eps_sel=0.05, eps_n=0.05, delta=DELTA, method="auto", selection=None, k=None)
     assert far.method == "tukey" and far.reason.endswith("passes with probability > 0.99")
+
+
+def test_wide_design_does_not_simulate_the_tukey_count_of_every_column(monkeypatch):
+    """ames-like: 2,900 rows, 266 columns. The decision must not run the PTR simulation for
+    hundreds of columns (it took 150 s); the count of 40 columns already rules Tukey out."""
+    import dpstats.pipeline.feasibility as feas
+    seen = []
+    real = feas.models_needed
+
+    def spy(p, *args, **kw):
+        seen.append(p)
+        return real(p, *args, **kw)
+
+    monkeypatch.setattr(feas, "models_needed", spy)
+    feas.tukey_count.cache_clear()
+    c = decide(n_hat=2_900, p_full=266, n_candidates=265, intercept=1, eps_all=1.04,
+               eps_sel=0.055, eps_n=0.055, delta=DELTA, method="auto", selection="auto", k=None)
+    assert c.method == "bas" and c.k is not None
+    assert c.reason is not None and max(seen, default=0) <= 40
+    feas.tukey_count.cache_clear()
