@@ -9,7 +9,7 @@ Branching on them is post-processing of released values, so the stage is ``(eps,
 the count's eps plus what the chosen estimator spends (it gets the rest).
 
 The rule (derived from the data-independent simulation of ``benchmarks/glm_auto_rule.py``,
-results in ``benchmarks/results/glm_auto_rule.csv``; design note NN):
+results in ``benchmarks/results/glm_auto_rule.csv``; design note 28):
 
 * ``n_hat < rows_needed(p, eps, delta)``: withhold (:attr:`Withheld.TOO_FEW_ROWS`), spending
   nothing more. Below that many rows, in simulation, not even the easiest problem (nearly

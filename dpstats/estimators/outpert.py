@@ -48,7 +48,7 @@ The whole estimator is ``(eps, delta)``-DP. It releases no standard errors
 back to the original scale (post-processing); the fit is exact for the winsorised predictor,
 so the released box is ``Estimate.clip`` as for DP-GD. Defaults (``KAPPA``, the shares, the
 grid) come from the data-independent simulation of ``benchmarks/glm_auto_rule.py`` (design note
-NN). On a dask frame (``engine=``, :mod:`dpstats.dask.glm`) the same solver and releases read
+28). On a dask frame (``engine=``, :mod:`dpstats.dask.glm`) the same solver and releases read
 sums over the partitions: one pass per point the solver evaluates, one for the threshold.
 """
 

@@ -6,31 +6,35 @@ Inputs: the released row count ``n_hat``, the design's number of columns and can
 asks for selection (``.`` in it, or an explicit ``select=``). Nothing else is read, so two data
 sets with the same released count and schema get the same method and k.
 
-The rule was read from the data-independent simulation of ``benchmarks/auto_rule.py``
-(results in ``benchmarks/results/auto_rule.csv``; 266 simulated problems, n 1e3..1e6, p 1..40,
-eps 0.1..10, Gaussian, log-normal and dummy covariates, population R^2 0.2 and 0.8):
+The rule was read from data-independent simulations: ``benchmarks/auto_rule.py`` (266
+problems, n 1e3..1e6, p 1..40, eps 0.1..10, Gaussian, log-normal and dummy covariates,
+Gaussian errors; the PTR and bounds feasibility counts) and ``benchmarks/auto_rule_real.py``
+(real-data-like designs: skewed, heavy-tailed, collinear, 0/1 and count columns, factors, a few
+strong and many weak terms, Gaussian, t3, skewed and heteroscedastic errors, R^2 0.05..0.9;
+the Tukey/BAS boundary and the number of terms; design note 37):
 
-* **Tukey where its PTR test passes with high probability** (``n_hat`` at least
-  :func:`~dpstats.pipeline.feasibility.tukey_count`) **and the design has no dummy columns of
-  categorical terms**. There its mean test R^2 was at least BAS's in every bin of
-  ``n_hat / tukey_count``: it is unbiased under skewed covariates, where the clipping of the
-  bounded methods costs up to 0.15 R^2, and within about 0.005 with Gaussian ones. With dummy
-  columns (the ``factor`` problems) Tukey lost to BAS in every bin (by 0.005 to 0.015: groups
-  that miss a rare level give it coefficient 0, design note 8), so a design with categorical
-  terms (public: formula and declared or released levels) goes to BAS.
+* **Tukey where it is both PTR-safe and more accurate than BAS**: ``n_hat`` at least
+  :func:`~dpstats.pipeline.feasibility.tukey_preferred_count` (4 x the count at which its PTR
+  test passes with high probability). Just above the PTR count Tukey lost to BAS by up to
+  0.2 R^2 on average (collinear columns, heavy-tailed and heteroscedastic errors); from 4 x
+  it, its mean loss was below BAS's under every error type (unbiased under skewed covariates,
+  where the clipping of the bounded methods costs R^2), with or without a factor's dummy
+  columns (since Tukey's identified votes, design note 25; :data:`FACTORS_TO_BAS` restores
+  the older rule that sent every design with categorical terms to BAS).
 * **Otherwise Boosted AdaSSP** when its private bounds are found with high probability
-  (:func:`~dpstats.pipeline.feasibility.bounded_count`). Below ``tukey_count`` BAS beat Tukey
-  on average by 0.5 R^2 (Tukey mostly withheld); AdaSSP never beat BAS on average.
+  (:func:`~dpstats.pipeline.feasibility.bounded_count`); AdaSSP never beat BAS on average.
+  Where only Tukey's PTR count is reached (tiny p at a large eps), Tukey.
 * **Otherwise no method can fit**: the fit is withheld right after the row count
   (:data:`dpstats.withheld.Withheld.TOO_FEW_ROWS`; ``method="auto"`` only: a method the user
   names runs, and its own mechanisms withhold, as before).
 
 Terms: with ``select="auto"`` and a ``.`` in the formula, no selection when the rows support
-every column (:func:`~dpstats.pipeline.feasibility.support_count`: Tukey's PTR passes, or
-BAS's median loss in the simulation is below 0.03); otherwise ``k`` is the largest number of
-terms so supported with the selection's share taken out. An
-explicit ``k`` wins; an explicit formula without ``.`` is fitted as written unless a selector
-is named.
+every column (:func:`~dpstats.pipeline.feasibility.support_count`: Tukey preferred, or
+``n_hat * eps_reg / p >= BAS_SUPPORT = 100``); otherwise ``k`` is the largest number of terms
+whose model gets ``BAS_TERM_SUPPORT = 1000`` released rows x eps per column
+(:func:`~dpstats.pipeline.feasibility.term_count`), with the selection's share taken out: a
+few strong terms fitted well beat many fitted badly. An explicit ``k`` wins; an explicit
+formula without ``.`` is fitted as written unless a selector is named.
 """
 
 from __future__ import annotations
@@ -39,13 +43,27 @@ import math
 from dataclasses import dataclass
 
 from ..formula.parse import _expand_dot, _split_formula
-from .feasibility import COUNT_ETA, count_needed, support_count, tukey_count
+from .feasibility import (
+    BAS_TERM_SUPPORT,
+    COUNT_ETA,
+    TUKEY_PREFERRED,
+    bounded_count,
+    count_needed,
+    supports,
+    tukey_count,
+    tukey_reached,
+)
 
 __all__ = ["AutoChoice", "decide", "choose_method", "choose_k", "ptr_pass_probability",
-           "formula_selects", "AUTO_METHODS", "PASS_SLOPE", "PASS_CENTRE"]
+           "formula_selects", "AUTO_METHODS", "PASS_SLOPE", "PASS_CENTRE", "FACTORS_TO_BAS"]
 
 #: The methods ``method="auto"`` chooses from, in order of preference where feasible.
 AUTO_METHODS = ("tukey", "bas")
+#: Whether a design with dummy columns of categorical terms always goes to BAS. False since
+#: Tukey's identified votes (design note 25): in benchmarks/auto_rule_real.py, from the
+#: preferred count on, Tukey's loss was at most BAS's + 0.005 on 13 of 13 problems with a
+#: factor (mean -0.005), as without one (45 problems, mean -0.006).
+FACTORS_TO_BAS = False
 #: Predicted PTR pass probability: logistic in ``log(n_hat / tukey_count)`` with this centre
 #: and slope (fitted to the pass rates of benchmarks/auto_rule.py).
 PASS_CENTRE = math.log(0.78)
@@ -90,16 +108,18 @@ def ptr_pass_probability(n_hat: float, p: int, eps_reg: float, delta: float) -> 
     >>> ptr_pass_probability(100, 6, 1.0, 1e-5) < 1e-9
     True
     """
-    if not n_hat > 0:
-        return 0.0
+    if not n_hat > 0 or not tukey_reached(4.0 * n_hat, p, eps_reg, delta):
+        return 0.0      # below a quarter of the PTR count: < 0.001 (and no costly count)
     z = PASS_SLOPE * (math.log(n_hat / tukey_count(p, eps_reg, delta)) - PASS_CENTRE)
     return 0.0 if z < -40 else 1.0 / (1.0 + math.exp(-min(z, 40.0)))
 
 
 def choose_method(n_hat: float, p: int, eps_reg: float, delta: float,
                   dummies: bool = False) -> str | None:
-    """The first method of :data:`AUTO_METHODS` whose rows the released count covers, or None
-    (``dummies``: the design has columns of categorical terms, which Tukey is not used for).
+    """Tukey from :func:`~dpstats.pipeline.feasibility.tukey_preferred_count` (not with
+    ``dummies``: columns of categorical terms), else BAS from its
+    :func:`~dpstats.pipeline.feasibility.bounded_count`, else Tukey from its PTR count, else
+    None (no method can fit).
 
     >>> choose_method(200_000, 6, 1.0, 1e-5), choose_method(3_000, 6, 1.0, 1e-5)
     ('tukey', 'bas')
@@ -108,24 +128,27 @@ def choose_method(n_hat: float, p: int, eps_reg: float, delta: float,
     >>> choose_method(20, 6, 1.0, 1e-5) is None
     True
     """
-    for method in AUTO_METHODS[1:] if dummies else AUTO_METHODS:
-        if n_hat >= count_needed(p, eps_reg, delta, method):
-            return method
+    if not dummies and tukey_reached(n_hat, p, eps_reg, delta, TUKEY_PREFERRED):
+        return "tukey"
+    if n_hat >= bounded_count(p, eps_reg, delta):
+        return "bas"
+    if not dummies and tukey_reached(n_hat, p, eps_reg, delta):
+        return "tukey"
     return None
 
 
 def choose_k(n_hat: float, n_candidates: int, intercept: int, eps_reg: float, delta: float,
              method: str = "auto") -> int:
-    """Largest number of terms (1..n_candidates) whose model ``method`` supports at ``eps_reg``
-    with the released count (:func:`~dpstats.pipeline.feasibility.support_count`; 1 when none
-    is supported).
+    """Largest number of terms (1..n_candidates) whose selected model ``method`` fits well at
+    ``eps_reg`` with the released count (:func:`~dpstats.pipeline.feasibility.term_count`; 1
+    when none does).
 
     >>> choose_k(20_000, 30, 1, 1.0, 1e-5, "tukey") < choose_k(200_000, 30, 1, 1.0, 1e-5, "tukey")
     True
     """
     best = 1
     for k in range(1, n_candidates + 1):
-        if n_hat >= support_count(k + intercept, eps_reg, delta, method):
+        if supports(n_hat, k + intercept, eps_reg, delta, method, BAS_TERM_SUPPORT):
             best = k
         else:
             break
@@ -146,10 +169,11 @@ def decide(*, n_hat: float, p_full: int, n_candidates: int, intercept: int, eps_
     >>> c.method, c.k, c.p
     ('tukey', None, 11)
     """
+    dummies = dummies and FACTORS_TO_BAS
     kind = method if method != "auto" else ("bas" if dummies else "auto")
     chosen_k = k
     if selection is not None and k is None:
-        if selection == "auto" and n_hat >= support_count(p_full, eps_all, delta, kind):
+        if selection == "auto" and supports(n_hat, p_full, eps_all, delta, kind):
             chosen_k = None
         else:
             chosen_k = choose_k(n_hat, n_candidates, intercept, eps_all - eps_sel, delta, kind)
@@ -158,7 +182,8 @@ def decide(*, n_hat: float, p_full: int, n_candidates: int, intercept: int, eps_
     eps_reg = eps_all - eps_sel if selects else eps_all
     smallest = 1 + intercept if selection is not None else p_full
     eps_small = eps_all - eps_sel if selection is not None and smallest < p_full else eps_all
-    if method == "auto" and n_hat < count_needed(smallest, eps_small, delta, "auto"):
+    if method == "auto" and not supports(n_hat, smallest, eps_small, delta, "auto", 0.0) \
+            and not tukey_reached(n_hat, smallest, eps_small, delta):
         need = count_needed(smallest, eps_small, delta, "auto")
         rows = max(1, math.ceil(need + math.log(1.0 / (2.0 * COUNT_ETA)) / eps_n))
         return AutoChoice(None, None, smallest, eps_small, _infeasible_reason(
@@ -191,6 +216,9 @@ def _reason(method: str, n_hat: float, p: int, eps_reg: float, delta: float,
     head = where + ", Tukey's PTR test "
     if method == "tukey":
         return head + f"passes with probability {shown}"
+    if tukey_reached(n_hat, p, eps_reg, delta):
+        return (head + f"would pass with probability {shown}, but below "
+                f"{TUKEY_PREFERRED:g} x its rows BAS was more accurate in simulation")
     return head + f"would pass with probability {shown}"
 
 

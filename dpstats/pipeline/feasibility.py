@@ -18,11 +18,21 @@ data-independent simulation of ``benchmarks/auto_rule.py`` and the PTR analysis:
   simulation BAS was released in at least 90% of the problems that reached it.
 
 A model can be *fitted* (released with high probability) at the counts above; it is
-*supported* (fitted well enough that selecting fewer terms is not needed,
+*supported* (fitted well enough that selecting fewer terms does not help,
 :func:`support_count`) when the Tukey count is reached, or, for the bounded methods, when
-``n_hat * eps_reg / p >= BAS_SUPPORT``: in the simulation, problems at or above that ratio had a
-median loss of test R^2 against OLS below 0.03 with BAS (0.024 for ratios 300..1000, 0.12 for
-100..300), whose noise grows with p / (n eps).
+``n_hat * eps_reg / p >= BAS_SUPPORT``. When it is not, a selected model of ``p`` columns is
+fitted when ``n_hat * eps_reg / p >= BAS_TERM_SUPPORT`` (:func:`term_count`). Both constants
+come from the simulation with real-data-like designs of ``benchmarks/auto_rule_real.py``
+(skewed, heavy-tailed, collinear and 0/1 columns, factors, a few strong and many weak terms,
+skewed, heavy-tailed and heteroscedastic errors; design note 37): BAS on every term lost
+0.25 R^2 to OLS on average for ratios in (100, 300] while the best selected model lost 0.34 or
+more, and 0.62 in (30, 100] against 0.47 with one term; of the rules "select below B, then
+``BAS_TERM_SUPPORT`` rows x eps per column", B = 100 with 1000 had the smallest mean loss
+(0.086 against 0.103 for the previous 300 / 300) and was within 0.03 of the best simulated
+BAS configuration on 92.4% of the problems.
+:func:`tukey_preferred_count` is where ``method="auto"`` prefers Tukey to BAS:
+:data:`TUKEY_PREFERRED` times the PTR count (in the simulation Tukey lost to BAS by up to 0.2
+on average just above the PTR count and beat it under every error type from 4 times it).
 
 ``rows_needed`` counts rows of the data; the pipeline compares the *released* row count,
 which is a lower bound (:func:`dpstats.mechanisms.private_count`), with
@@ -40,8 +50,10 @@ from ..mechanisms.gdp import CELLS_PER_OCTAVE, detection_threshold, gdp_mu, grid
 from ..validation import check_delta, check_eps
 from .budget import DEFAULT_SPLIT
 
-__all__ = ["rows_needed", "count_needed", "support_count", "tukey_count", "bounded_count",
-           "TUKEY_MARGIN", "BOUNDED_SPREAD", "BAS_SUPPORT", "COUNT_ETA", "FEASIBLE_METHODS"]
+__all__ = ["rows_needed", "count_needed", "support_count", "term_count", "tukey_count",
+           "tukey_reached", "supports",
+           "tukey_preferred_count", "bounded_count", "TUKEY_MARGIN", "TUKEY_PREFERRED",
+           "BOUNDED_SPREAD", "BAS_SUPPORT", "BAS_TERM_SUPPORT", "COUNT_ETA", "FEASIBLE_METHODS"]
 
 #: Multiplier on the rows of ``SAFETY * models_needed`` models of ``p`` rows (simulation:
 #: PTR pass rate >= 90% above it; benchmarks/auto_rule.py).
@@ -49,9 +61,17 @@ TUKEY_MARGIN = 1.0
 #: Octaves of the response's histogram that the rows are assumed to spread over (simulation:
 #: BAS released in >= 90% of problems above it; benchmarks/auto_rule.py).
 BOUNDED_SPREAD = 8.0
-#: Released rows times regression eps per design column above which the bounded methods
-#: support a model without selection (simulation: median R^2 loss against OLS < 0.03).
-BAS_SUPPORT = 300.0
+#: Multiplier on :func:`tukey_count` from which ``method="auto"`` prefers Tukey to BAS
+#: (simulation with real-data-like designs, benchmarks/auto_rule_real.py: Tukey's mean loss
+#: was below BAS's under every error type from 4 x the PTR count, up to 0.2 above it below).
+TUKEY_PREFERRED = 4.0
+#: Released rows times regression eps per design column at and above which the bounded
+#: methods fit every term without selection (benchmarks/auto_rule_real.py: below it, a model
+#: of few selected terms was better on average; above it, every term was).
+BAS_SUPPORT = 100.0
+#: Released rows times regression eps per design column of a *selected* model fitted by a
+#: bounded method (benchmarks/auto_rule_real.py: the k rule with the smallest mean loss).
+BAS_TERM_SUPPORT = 1000.0
 #: Failure probability of the private row count's lower bound (its default ``eta``).
 COUNT_ETA = 1e-4
 #: Methods :func:`rows_needed` knows.
@@ -72,6 +92,50 @@ def tukey_count(p: int, eps_reg: float, delta: float) -> int:
     """
     own = math.ceil(TUKEY_MARGIN * SAFETY * models_needed(p, eps_reg, delta) * p)
     return own if p <= 1 else max(own, tukey_count(p - 1, eps_reg, delta))
+
+
+def tukey_preferred_count(p: int, eps_reg: float, delta: float) -> int:
+    """Released row count from which ``method="auto"`` prefers Tukey to BAS:
+    :data:`TUKEY_PREFERRED` times :func:`tukey_count`.
+
+    >>> tukey_preferred_count(6, 1.0, 1e-5) == 4 * tukey_count(6, 1.0, 1e-5)
+    True
+    """
+    return math.ceil(TUKEY_PREFERRED * tukey_count(int(p), float(eps_reg), float(delta)))
+
+
+def tukey_reached(n_hat: float, p: int, eps_reg: float, delta: float,
+                  factor: float = 1.0) -> bool:
+    """``n_hat >= ceil(factor * tukey_count(p))``, without computing :func:`tukey_count` for a
+    large ``p`` when the count of ``min(p, 40)`` columns (a lower bound: the count is
+    non-decreasing in p) already rules it out; the simulation behind :func:`tukey_count` costs
+    seconds per column at a few hundred columns.
+
+    >>> tukey_reached(tukey_preferred_count(6, 1.0, 1e-5), 6, 1.0, 1e-5, TUKEY_PREFERRED)
+    True
+    >>> tukey_reached(3_000, 300, 1.0, 1e-5)
+    False
+    """
+    probe = min(int(p), 40)
+    if n_hat < math.ceil(factor * tukey_count(probe, float(eps_reg), float(delta))):
+        return False
+    return n_hat >= math.ceil(factor * tukey_count(int(p), float(eps_reg), float(delta)))
+
+
+def supports(n_hat: float, p: int, eps_reg: float, delta: float, method: str = "auto",
+             per_column: float = BAS_SUPPORT) -> bool:
+    """``n_hat >= support_count(p, eps_reg, delta, method, per_column)``, checking the bounded
+    methods' figure first so that ``"auto"`` computes the Tukey count only when needed.
+
+    >>> supports(1e6, 21, 1.0, 1e-5), supports(1_000, 21, 1.0, 1e-5)
+    (True, False)
+    """
+    if method == "tukey":
+        return tukey_reached(n_hat, p, eps_reg, delta)
+    bounded = max(bounded_count(p, eps_reg, delta), math.ceil(per_column * p / eps_reg))
+    if n_hat >= bounded:
+        return True
+    return method == "auto" and tukey_reached(n_hat, p, eps_reg, delta, TUKEY_PREFERRED)
 
 
 def bounded_count(p: int, eps_reg: float, delta: float) -> int:
@@ -104,20 +168,33 @@ def count_needed(p: int, eps_reg: float, delta: float, method: str = "auto") -> 
     return bounded_count(p, eps_reg, delta)
 
 
-def support_count(p: int, eps_reg: float, delta: float, method: str = "auto") -> int:
+def support_count(p: int, eps_reg: float, delta: float, method: str = "auto",
+                  per_column: float = BAS_SUPPORT) -> int:
     """The released row count at which ``method`` fits ``p`` columns well enough that no
     selection is needed: Tukey's :func:`tukey_count`; for the bounded methods also
-    ``BAS_SUPPORT * p / eps_reg``; ``"auto"``: the smaller of the two.
+    ``per_column * p / eps_reg`` (:data:`BAS_SUPPORT`); ``"auto"``: the smaller of
+    :func:`tukey_preferred_count` and the bounded figure.
 
     >>> support_count(11, 1.0, 1e-5, "bas") >= count_needed(11, 1.0, 1e-5, "bas")
     True
     """
-    bounded = max(bounded_count(p, eps_reg, delta), math.ceil(BAS_SUPPORT * p / eps_reg))
+    bounded = max(bounded_count(p, eps_reg, delta), math.ceil(per_column * p / eps_reg))
     if method == "tukey":
         return tukey_count(int(p), float(eps_reg), float(delta))
     if method == "auto":
-        return min(tukey_count(int(p), float(eps_reg), float(delta)), bounded)
+        return min(tukey_preferred_count(p, eps_reg, delta), bounded)
     return bounded
+
+
+def term_count(p: int, eps_reg: float, delta: float, method: str = "auto") -> int:
+    """The released row count at which ``method`` fits a *selected* model of ``p`` columns:
+    :func:`support_count` with :data:`BAS_TERM_SUPPORT` rows x eps per column for the bounded
+    methods (the k rule of ``select="auto"``).
+
+    >>> term_count(3, 1.0, 1e-5, "bas") >= support_count(3, 1.0, 1e-5, "bas")
+    True
+    """
+    return support_count(p, eps_reg, delta, method, BAS_TERM_SUPPORT)
 
 
 def rows_needed(p: int, eps: float, delta: float = 1e-5, method: str = "auto") -> int:

@@ -4,11 +4,14 @@ explicit formulas fitted as written, `y ~ .` selected, and the summary's sentenc
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import dpstats as dp
+import dpstats.pipeline.auto as auto_mod
 import dpstats.pipeline.run as run_mod
 from dpstats.errors import ValidationError
 from dpstats.pipeline import budget as budget_mod
@@ -21,10 +24,13 @@ from dpstats.pipeline.auto import (
 )
 from dpstats.pipeline.feasibility import (
     BAS_SUPPORT,
+    BAS_TERM_SUPPORT,
+    TUKEY_PREFERRED,
     bounded_count,
     count_needed,
-    support_count,
+    term_count,
     tukey_count,
+    tukey_preferred_count,
 )
 from dpstats.pipeline.select import selection_mode
 
@@ -41,17 +47,21 @@ def _frame(n, p=6, seed=0, scale=1.0):
 
 # ---- the rule at chosen points -----------------------------------------------------------------
 
-def test_tukey_exactly_where_its_rows_are_covered():
-    need = tukey_count(7, 0.95, DELTA)
+def test_tukey_exactly_from_its_preferred_count():
+    need = tukey_preferred_count(7, 0.95, DELTA)
+    assert need == math.ceil(TUKEY_PREFERRED * tukey_count(7, 0.95, DELTA))
     assert choose_method(need, 7, 0.95, DELTA) == "tukey"
     assert choose_method(need - 1, 7, 0.95, DELTA) == "bas"
+    # PTR-safe but below the preferred count: BAS (more accurate there in simulation)
+    assert choose_method(tukey_count(7, 0.95, DELTA), 7, 0.95, DELTA) == "bas"
     assert choose_method(bounded_count(7, 0.95, DELTA) - 1, 7, 0.95, DELTA) is None
 
 
 @pytest.mark.parametrize(("n_hat", "p", "eps", "method"), [
-    (1e6, 21, 1.0, "tukey"), (20_000, 9, 1.0, "tukey"), (4_000, 13, 1.1, "bas"),
+    (1e6, 21, 1.0, "tukey"), (20_000, 9, 1.0, "bas"), (80_000, 9, 1.0, "tukey"),
+    (4_000, 13, 1.1, "bas"),
     (50_000, 41, 0.3, "bas"), (3_000, 2, 0.3, "bas"), (3_000, 2, 0.1, None),
-    (300, 2, 10.0, "tukey")])
+    (300, 2, 10.0, "bas"), (700, 2, 10.0, "tukey")])
 def test_choice_at_points(n_hat, p, eps, method):
     assert choose_method(n_hat, p, eps, DELTA) == method
 
@@ -67,11 +77,28 @@ def test_pass_probability_is_monotone_and_matches_the_choice():
 def test_k_supported_by_the_rows():
     k = choose_k(30_000, 40, 1, 1.0, DELTA, "tukey")
     assert 1 <= k < 40
-    assert support_count(k + 1, 1.0, DELTA, "tukey") <= 30_000 < support_count(k + 2, 1.0, DELTA,
-                                                                                "tukey")
+    assert term_count(k + 1, 1.0, DELTA, "tukey") <= 30_000 < term_count(k + 2, 1.0, DELTA,
+                                                                          "tukey")
     assert choose_k(1e7, 40, 1, 1.0, DELTA, "tukey") == 40
-    # bounded methods: n_hat * eps / columns >= BAS_SUPPORT
-    assert choose_k(6_000, 40, 1, 1.0, DELTA, "bas") == int(6_000 / BAS_SUPPORT) - 1
+    # bounded methods: a selected model gets BAS_TERM_SUPPORT rows x eps per column
+    assert choose_k(6_000, 40, 1, 1.0, DELTA, "bas") == int(6_000 / BAS_TERM_SUPPORT) - 1
+    assert choose_k(60_000, 80, 1, 0.5, DELTA, "bas") == int(60_000 * 0.5 / BAS_TERM_SUPPORT) - 1
+    assert choose_k(500, 40, 1, 1.0, DELTA, "bas") == 1       # never below one term
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 2.0])
+def test_select_only_below_bas_support(eps):
+    """`y ~ .` keeps every term from n_hat * eps_reg / p = BAS_SUPPORT (100) on, and selects
+    below it; the boundary moves with eps and p exactly as the ratio says."""
+    p_full = 61
+    at = math.ceil(BAS_SUPPORT * p_full / eps)
+    assert at >= bounded_count(p_full, eps, DELTA)
+    kw = dict(p_full=p_full, n_candidates=60, intercept=1, eps_all=eps, eps_sel=eps / 19,
+              eps_n=eps / 19, delta=DELTA, method="auto", selection="auto", k=None)
+    assert decide(n_hat=at, **kw).k is None
+    below = decide(n_hat=at - 1, **kw)
+    assert below.k is not None and below.k < 60
+    assert below.k == choose_k(at - 1, 60, 1, eps - eps / 19, DELTA, "auto")
 
 
 def test_decide_no_selection_when_every_term_fits():
@@ -81,11 +108,11 @@ def test_decide_no_selection_when_every_term_fits():
 
 
 def test_decide_selects_when_the_rows_do_not_support_every_term():
-    c = decide(n_hat=8_000, p_full=41, n_candidates=40, intercept=1, eps_all=1.0, eps_sel=0.05,
+    c = decide(n_hat=3_000, p_full=41, n_candidates=40, intercept=1, eps_all=1.0, eps_sel=0.05,
                eps_n=0.05, delta=DELTA, method="auto", selection="auto", k=None)
     assert c.k is not None and 1 <= c.k < 40 and c.p == c.k + 1
     assert c.method in ("tukey", "bas")
-    assert 8_000 >= count_needed(c.p, 0.95, DELTA, c.method)
+    assert 3_000 >= count_needed(c.p, 0.95, DELTA, c.method)
 
 
 def test_decide_explicit_k_wins_and_explicit_method_kept():
@@ -128,26 +155,27 @@ def test_explicit_selector_on_an_explicit_formula_selects(big):
 
 
 def test_dot_selects_when_rows_are_short():
-    df = _frame(6_000, p=30, seed=2)
-    fit = dp.dp_lm("y ~ .", df, eps=1.0, random_state=3)
+    df = _frame(8_000, p=30, seed=2)
+    fit = dp.dp_lm("y ~ .", df, eps=0.3, random_state=3)
+    assert fit.n_noisy * 0.3 * 0.95 / 31 < BAS_SUPPORT
     assert fit.selector in ("kendall", "sublasso")
     assert 1 <= fit.k < 30 and len(fit.selected) == fit.k
-    assert fit.n_noisy >= count_needed(fit.k + 1, 1.0 * 0.9, DELTA, fit.method)
-    assert fit.n_noisy >= support_count(fit.k + 1, 0.9, DELTA, "auto")
-    assert fit.n_noisy < support_count(fit.k + 2, 0.9, DELTA, "auto") or fit.k == 29
+    assert fit.n_noisy >= count_needed(fit.k + 1, 0.3 * 0.9, DELTA, fit.method)
+    assert fit.n_noisy >= term_count(fit.k + 1, 0.3 * 0.9, DELTA, "auto") or fit.k == 1
+    assert fit.n_noisy < term_count(fit.k + 2, 0.3 * 0.9, DELTA, "auto")
 
 
 def test_dot_fits_every_term_when_the_rows_support_them(big):
-    fit = dp.dp_lm("y ~ .", big, eps=1.0, random_state=4)
+    fit = dp.dp_lm("y ~ .", big, eps=2.0, random_state=4)
     assert fit.selector is None and fit.method == "tukey" and fit.released
     assert "PTR test passes with probability" in fit.summary().as_text().replace("\n", " ")
 
 
 def test_method_choice_pinned(big):
-    fit = dp.dp_lm("y ~ .", big, eps=1.0, random_state=4)
+    fit = dp.dp_lm("y ~ .", big, eps=2.0, random_state=4)
     text = " ".join(fit.summary().as_text().split())
     assert fit.method_choice == (
-        f"with n_hat \u2248 {_round2(fit.n_noisy)} and 13 columns at regression eps 0.95, "
+        f"with n_hat \u2248 {_round2(fit.n_noisy)} and 13 columns at regression eps 1.9, "
         "Tukey's PTR test passes with probability > 0.99")
     assert f"Method: tukey (auto: {fit.method_choice})" in text
     assert "auto: with n_hat" in fit.summary().as_html()
@@ -222,18 +250,51 @@ def test_broken_variant_reading_the_true_count_is_caught(monkeypatch):
     assert _decision(a) != _decision(b)
 
 
-def test_categorical_terms_go_to_bas():
+def test_categorical_terms_choose_like_numeric_ones(monkeypatch):
+    """Since Tukey's identified votes, a factor's dummies do not send a design to BAS: the
+    choice is the one a numeric design of as many columns gets (FACTORS_TO_BAS restores the
+    older rule, and the same check catches it)."""
     rng = np.random.default_rng(7)
     n = 50_000
-    df = pd.DataFrame({"x": rng.normal(size=n),
-                       "g": pd.Categorical(rng.choice(list("abc"), n), categories=list("abc"))})
+    df = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n), "w": rng.normal(size=n),
+                       "g": pd.Categorical(rng.choice(list("abcd"), n), categories=list("abcd"))})
     df["y"] = df.x + (df.g == "b") + rng.normal(size=n)
     fit = dp.dp_lm("y ~ x + g", df, eps=1.0, random_state=0)
-    assert fit.method == "bas" and fit.released
-    assert fit.method_choice == (
-        f"with n_hat \u2248 {_round2(fit.n_noisy)} and 4 columns at regression eps 0.95; the "
-        "design has dummy columns of categorical terms, where BAS beat Tukey at every row count "
-        "in simulation")
-    numeric = dp.dp_lm("y ~ x", df, eps=1.0, random_state=0)
-    assert numeric.method == "tukey"
-    assert choose_method(1e7, 4, 1.0, DELTA, dummies=True) == "bas"
+    numeric = dp.dp_lm("y ~ x + z + w", df, eps=1.0, random_state=0)
+    assert fit.method == numeric.method == "tukey" and fit.released
+    assert fit.method_choice.split(", Tukey")[1] == numeric.method_choice.split(", Tukey")[1]
+    monkeypatch.setattr(auto_mod, "FACTORS_TO_BAS", True)
+    assert dp.dp_lm("y ~ x + g", df, eps=1.0, random_state=0).method == "bas"
+
+
+def test_ptr_safe_but_below_preferred_says_why():
+    """Between the PTR count and TUKEY_PREFERRED x it, BAS, and the sentence says so."""
+    n_hat = 2 * tukey_count(13, 0.95, DELTA)
+    c = decide(n_hat=n_hat, p_full=13, n_candidates=12, intercept=1, eps_all=0.95,
+               eps_sel=0.05, eps_n=0.05, delta=DELTA, method="auto", selection=None, k=None)
+    assert c.method == "bas"
+    assert c.reason.endswith("Tukey's PTR test would pass with probability > 0.99, but below "
+                             "4 x its rows BAS was more accurate in simulation")
+    far = decide(n_hat=4 * n_hat, p_full=13, n_candidates=12, intercept=1, eps_all=0.95,
+                 eps_sel=0.05, eps_n=0.05, delta=DELTA, method="auto", selection=None, k=None)
+    assert far.method == "tukey" and far.reason.endswith("passes with probability > 0.99")
+
+
+def test_wide_design_does_not_simulate_the_tukey_count_of_every_column(monkeypatch):
+    """ames-like: 2,900 rows, 266 columns. The decision must not run the PTR simulation for
+    hundreds of columns (it took 150 s); the count of 40 columns already rules Tukey out."""
+    import dpstats.pipeline.feasibility as feas
+    seen = []
+    real = feas.models_needed
+
+    def spy(p, *args, **kw):
+        seen.append(p)
+        return real(p, *args, **kw)
+
+    monkeypatch.setattr(feas, "models_needed", spy)
+    feas.tukey_count.cache_clear()
+    c = decide(n_hat=2_900, p_full=266, n_candidates=265, intercept=1, eps_all=1.04,
+               eps_sel=0.055, eps_n=0.055, delta=DELTA, method="auto", selection="auto", k=None)
+    assert c.method == "bas" and c.k is not None
+    assert c.reason is not None and max(seen, default=0) <= 40
+    feas.tukey_count.cache_clear()

@@ -47,7 +47,7 @@ SAFETY = 1.5
 #: 3 p MAX_MODELS rows, or by a row count released at a tiny eps).
 MAX_MODELS = 2 ** 20
 #: Most models ``choose_m`` takes, as a multiple of what PTR needs (``SAFETY * models_needed``):
-#: beyond it the groups grow instead (benchmarks/tukey_models_cap.py, design note NN).
+#: beyond it the groups grow instead (benchmarks/tukey_models_cap.py, design note 34).
 CAP_MULTIPLE = 64
 #: Margin over the PTR threshold, in units of the Laplace scale 1/eps_ptr.
 _MARGIN_SCALES = 3.0
