@@ -148,5 +148,5 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     return tukey_estimate(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m,
                           lemma=lemma, accounting=accounting, intercept_col=intercept_col,
                           centre=centre, identify=identify, names=names, stage=stage,
-                          fitter=fitter,
+                          fitter=fitter, inference_share=0.0,   # no logistic Tukey SEs yet
                           engine=None if engine is None else engine.logistic_groups(ridge))
