@@ -116,11 +116,11 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     rng, ledger, bounds, intercept_col, names, stage, known_x_bounds
         As in :func:`dpstats.estimators.dpgd.estimate`.
     threshold_share, bounds_share, inference_share
-        Options (:data:`OPTIONS`; standard errors: :mod:`dpstats.estimators.inference.glm`;
-        on dask none are released and nothing is spent on them).
+        Options (:data:`OPTIONS`; standard errors: :mod:`dpstats.estimators.inference.glm`).
     n_noisy : float, optional (the released row count, for the intervals' gate only)
     engine : object, optional
-        Dask statistics (:mod:`dpstats.dask.glm`; X and y have no rows).
+        Dask statistics (:mod:`dpstats.dask.glm`; X and y have no rows). On dask the inference
+        share is set aside unspent and no standard errors are released.
 
     Returns
     -------
@@ -138,8 +138,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     """
     opt = validate_options(OPTIONS, {"threshold_share": threshold_share, "bounds_share":
                                      bounds_share, "inference_share": inference_share})
-    eps_all, delta_all = check_eps(eps), check_delta(delta)
-    inf = opt["inference_share"] if engine is None else 0.0     # no standard errors on dask
+    eps_all, delta_all, inf = check_eps(eps), check_delta(delta), opt["inference_share"]
     eps, delta = eps_all * (1.0 - inf), delta_all * (1.0 - inf)
     X, y, icol = check_inputs(X, y, intercept_col, rng)
     if not np.isin(y, (0.0, 1.0)).all():
@@ -167,7 +166,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     b0 = (intercept_only(rows, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
           if icol is not None else None)
     inference = _inference(getattr(rows, "U", None), theta_k, design, kept, s, t, n_noisy,
-                           eps_all, delta_all, inf, op, rng, ledger)
+                           eps_all, delta_all, inf if engine is None else 0.0, op, rng, ledger)
     details = {"ridge": op.ridge, "sigma": op.sigma, "threshold": t, "intercept_only": only,
                "bounds": plan.source(coarse=True), "eps_bounds": eps_b,
                "eps_threshold": eps_t, "eps_counts": eps_c}

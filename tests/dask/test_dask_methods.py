@@ -40,9 +40,13 @@ def binary(n: int = 6000, seed: int = 0) -> pd.DataFrame:
 
 
 def same(a, b, rtol=1e-9):
+    """Equal coefficients and ledgers, except the in-memory fit's 'inference' stage (standard
+    errors, not released on dask: that share is set aside there)."""
     np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=rtol, atol=1e-12)
-    assert list(b.ledger.mechanism) == list(a.ledger.mechanism)
-    np.testing.assert_allclose(b.ledger.eps.to_numpy(), a.ledger.eps.to_numpy(), rtol=1e-12)
+    la = a.ledger[a.ledger.stage != "inference"]
+    assert "inference" not in set(b.ledger.stage)
+    assert list(b.ledger.mechanism) == list(la.mechanism)
+    np.testing.assert_allclose(b.ledger.eps.to_numpy(), la.eps.to_numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("parts, opts", [(1, {"T": 25}), (4, {"T": 25}),
