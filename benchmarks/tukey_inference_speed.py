@@ -22,18 +22,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
+from speed_common import timed  # puts this checkout's dpstats first on sys.path
 
 OUT = Path(__file__).resolve().parent / "results" / "tukey_inference_speed.csv"
 
 
 def best(fn, repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    """Fastest wall time of ``repeats`` calls after a warm-up call."""
+    return timed(fn, repeats, warmup=True)["seconds"]
 
 
 def main(argv=None) -> None:
