@@ -53,8 +53,7 @@ from .outcome import Estimate
 from .outpert import (
     COUNT_SHARE,
     THRESHOLD_SHARE,
-    choose_threshold,
-    intercept_only,
+    threshold_and_map,
     to_original,
     unit_rows,
 )
@@ -157,25 +156,12 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                                ledger, tol=GRAD_TOL, stage=stage,
                                what="logistic loss on rows scaled to L2 norm <= 1")
     theta_k = op.release(rows.ridge_fit(op.ridge, tol=GRAD_TOL, linear=op.b))
-    t = 0.0
-    if icol is not None:
-        t = choose_threshold(rows, theta_k, eps_t, rng, ledger, stage)
-    theta = np.zeros(X.shape[1])
-    theta[kept] = theta_k
-    only = not math.isfinite(t)
-    b0 = (intercept_only(rows, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
-          if icol is not None else None)
+    t, only, beta = threshold_and_map(rows, theta_k, design, kept, s, icol, X.shape[1],
+                                      eps_t, eps_c, rng, ledger, stage)
     inference = _inference(getattr(rows, "U", None), theta_k, design, kept, s, t, n_noisy,
                            eps_all, delta_all, inf if engine is None else 0.0, op, rng, ledger)
     details = {"ridge": op.ridge, "sigma": op.sigma, "threshold": t, "intercept_only": only,
                "bounds": plan.source(coarse=True), "eps_bounds": eps_b,
                "eps_threshold": eps_t, "eps_counts": eps_c}
-    facts = {"clip": design.clip, "dropped": design.dropped, "details": details}
-    if only:
-        beta = np.zeros(X.shape[1])
-        beta[icol] = b0
-    else:
-        if icol is not None:
-            theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta >= t
-        beta = to_original(design, theta, s)
-    return Estimate(params=beta, released=True, inference=inference, **facts)
+    return Estimate(params=beta, released=True, inference=inference, clip=design.clip,
+                    dropped=design.dropped, details=details)

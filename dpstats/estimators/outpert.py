@@ -69,6 +69,7 @@ from .inference.glm import outpert_inference
 from .outcome import Estimate
 
 __all__ = ["estimate", "ridge_fit", "threshold_grid", "choose_threshold", "intercept_only",
+           "threshold_and_map",
            "to_original", "Rows", "unit_rows", "KAPPA", "THRESHOLD_SHARE", "COUNT_SHARE",
            "BOUNDS_WEIGHT", "N_THRESHOLDS", "GRAD_TOL", "OPTIONS", "COMMON"]
 
@@ -232,6 +233,27 @@ def to_original(design, theta, s: float) -> np.ndarray:
     return dpgd_to_original(design, theta, s, "logistic")
 
 
+def threshold_and_map(rows, theta_k, design, kept, s: float, icol, p: int, eps_t: float,
+                      eps_c: float, rng, ledger, stage: str):
+    """After the released ``theta_k``: the private threshold (``eps_t``; with an intercept
+    only), the intercept-only fallback's count (``eps_c``) and the map to original-scale
+    coefficients. Returns ``(threshold, intercept_only, beta)``; shared by output and
+    objective perturbation."""
+    t = choose_threshold(rows, theta_k, eps_t, rng, ledger, stage) if icol is not None else 0.0
+    only = not math.isfinite(t)
+    b0 = (intercept_only(rows, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
+          if icol is not None else None)
+    beta = np.zeros(p)
+    if only:
+        beta[icol] = b0
+        return t, only, beta
+    theta = np.zeros(p)
+    theta[kept] = theta_k
+    if icol is not None:
+        theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta >= t
+    return t, only, to_original(design, theta, s)
+
+
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, bounds: object = "auto",
              intercept_col: int | None = None, names=None, stage: str = "regression",
@@ -291,24 +313,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     lam = opt["kappa"] * s / mu_theta
     sens = (1.0 + 2.0 * GRAD_TOL) / lam
     theta_k = gdp.release("theta", rows.ridge_fit(lam), sens)
-    t = 0.0
-    if icol is not None:
-        t = choose_threshold(rows, theta_k, eps_t, rng, ledger, stage)
-    theta = np.zeros(X.shape[1])
-    theta[kept] = theta_k
-    only = not math.isfinite(t)
-    b0 = (intercept_only(rows, -1.0 if t > 0 else 1.0, eps_c, rng, ledger, stage)
-          if icol is not None else None)
+    t, only, beta = threshold_and_map(rows, theta_k, design, kept, s, icol, X.shape[1],
+                                      eps_t, eps_c, rng, ledger, stage)
     details = {"lam": lam, "sigma": gdp.sigma("theta", sens), "mu": gdp.mu_total,
                "threshold": t, "intercept_only": only, "kappa": opt["kappa"],
                "bounds": plan.source(coarse=True), "eps_threshold": eps_t, "eps_counts": eps_c}
-    facts = {"clip": design.clip, "dropped": design.dropped, "details": details}
-    if only:
-        beta = np.zeros(X.shape[1])
-        beta[icol] = b0
-    else:
-        if icol is not None:
-            theta[icol] -= t * s          # u_0 = 1 / s: predict 1 iff u . theta > t
-        beta = to_original(design, theta, s)
     return Estimate(params=beta, released=True, inference=outpert_inference(X.shape[1]),
-                    **facts)
+                    clip=design.clip, dropped=design.dropped, details=details)
