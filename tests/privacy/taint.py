@@ -84,6 +84,8 @@ RELEASES: dict[str, tuple[str, ...]] = {
     f"{MECH}.bounds.private_bounds": ("X", "y"),
     f"{MECH}.centre.private_centre_value": ("values",),
     f"{MECH}.model_spread.window_counts": ("deviations",),
+    f"{MECH}.curvature.release_curvature": ("U", "weights"),
+    f"{MECH}.meat.release_meat": ("X", "r"),
     f"{MECH}.ptr.ptr_check": ("logV", "logW"),
     f"{MECH}.tukey_em.restricted_tukey_em": ("S",),
     f"{MECH}.tukey_em.sample_point_with_depth": ("S", "i"),
