@@ -24,8 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..estimators.screening import PrivateScreener, rule_statistic
-from ..mechanisms import gaussian
+from ..estimators.screening import PrivateScreener
 from .passes import GramPass, reduce_frame
 
 __all__ = ["FWPass", "frank_wolfe", "ComponentScreener"]
@@ -78,18 +77,8 @@ class ComponentScreener(PrivateScreener):
         return self._c is None
 
     def components(self, g, B: float, uu: float, c=None) -> np.ndarray:
-        d, p = self._d, self._plan
-        first = self._c is None
-        parts = [g, [B, uu]] + ([c] if first else [])
-        noisy = gaussian(np.concatenate(parts), p.sensitivity_first if first else p.sensitivity,
-                         p.eps_iter, p.delta_iter, self._rng, None, stage=self._stage,
-                         what="screening components (X^T g, u^T g, ||u||^2"
-                              + (", column norms)" if first else ")"))
-        if first:
-            self._c = noisy[d + 2:]
-        self.calls += 1
-        return rule_statistic(noisy[:d], noisy[d], noisy[d + 1], self._c, self._radius,
-                              self._L, self._mu)
+        """The in-memory release (:meth:`PrivateScreener.release`) of the summed components."""
+        return self.release(g, B, uu, c)
 
 
 def frank_wolfe(ddf, rows: GramPass, *, loss: str, radius: float, T: int, choose,

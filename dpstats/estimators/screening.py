@@ -223,12 +223,16 @@ class PrivateScreener:
         self.calls = 0
 
     def __call__(self, u, g, r) -> np.ndarray:
-        d = self._Xt.shape[0]
         first = self._c is None
-        parts = [g, [float(u @ r), float(u @ u)]]
-        if first:
-            parts.append(np.einsum("ij,ij->i", self._Xt, self._Xt))
-        p = self._plan
+        return self.release(g, float(u @ r), float(u @ u),
+                            np.einsum("ij,ij->i", self._Xt, self._Xt) if first else None)
+
+    def release(self, g, B: float, uu: float, c=None) -> np.ndarray:
+        """The Gaussian release of ``(X^T g, u^T g, ||u||^2)`` (and the column norms ``c`` at
+        the first call) and the rule statistic of the noisy components."""
+        d, p = len(g), self._plan
+        first = self._c is None
+        parts = [g, [B, uu]] + ([c] if first else [])
         noisy = gaussian(np.concatenate(parts), p.sensitivity_first if first else p.sensitivity,
                          p.eps_iter, p.delta_iter, self._rng, self._ledger, stage=self._stage,
                          what="screening components (X^T g, u^T g, ||u||^2"
