@@ -15,17 +15,12 @@ import argparse
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import statsmodels.formula.api as smf
-from speed_common import timed  # puts this checkout's dpstats first on sys.path
+from speed_common import best_seconds as best  # puts this checkout's dpstats first
+from speed_common import ols_baseline, synthetic_frame
 
 OUT = Path(__file__).resolve().parent / "results" / "inference_speed.csv"
 
-
-def best(fn, repeats: int) -> float:
-    """Fastest wall time of ``repeats`` calls after a warm-up call."""
-    return timed(fn, repeats, warmup=True)["seconds"]
 
 
 def main(argv=None) -> None:
@@ -37,11 +32,8 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     import dpstats as dp
     n, d = int(a.n), a.d
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame(rng.normal(size=(n, d)), columns=[f"x{j}" for j in range(d)])
-    df["y"] = df.iloc[:, :5].to_numpy() @ np.ones(5) + rng.normal(size=n)
-    rhs = " + ".join(df.columns[:-1])
-    ols = best(lambda: smf.ols(f"y ~ {rhs}", df).fit(), a.repeats)
+    df = synthetic_frame(n, d)
+    ols = ols_baseline(df, repeats=a.repeats)
     rows = []
     print(f"n={n:,} d={d}; statsmodels OLS {ols:.3f} s", flush=True)
     print(f"{'method':8s} {'with':>8s} {'without':>8s} {'added':>7s} {'vs OLS':>7s}", flush=True)

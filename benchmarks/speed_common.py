@@ -117,6 +117,18 @@ def timed(fn, repeats: int = 3, warmup: bool = False) -> dict:
     return best
 
 
+def best_seconds(fn, repeats: int = 3) -> float:
+    """Fastest wall time of ``repeats`` calls after a warm-up call (kernels compiled)."""
+    return timed(fn, repeats, warmup=True)["seconds"]
+
+
+def ols_baseline(df: pd.DataFrame, label: str = "y", repeats: int = 3) -> float:
+    """statsmodels OLS of ``label`` on every other column: fastest of ``repeats`` warm calls."""
+    import statsmodels.formula.api as smf
+    formula = patsy_formula(label, df.columns)
+    return best_seconds(lambda: smf.ols(formula, df).fit(), repeats)
+
+
 @contextlib.contextmanager
 def stage_times(out: dict):
     """Accumulate into ``out`` the wall seconds of each stage of ``dp_lm`` (patched calls)."""

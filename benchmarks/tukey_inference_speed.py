@@ -19,17 +19,12 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import statsmodels.formula.api as smf
-from speed_common import timed  # puts this checkout's dpstats first on sys.path
+from speed_common import best_seconds as best  # puts this checkout's dpstats first
+from speed_common import ols_baseline, synthetic_frame
 
 OUT = Path(__file__).resolve().parent / "results" / "tukey_inference_speed.csv"
 
-
-def best(fn, repeats: int) -> float:
-    """Fastest wall time of ``repeats`` calls after a warm-up call."""
-    return timed(fn, repeats, warmup=True)["seconds"]
 
 
 def main(argv=None) -> None:
@@ -43,11 +38,8 @@ def main(argv=None) -> None:
     from dpstats.mechanisms.model_spread import tukey_noise_factor
     from dpstats.mechanisms.ptr import ptr_parameters
     n, d = int(a.n), a.d
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame(rng.normal(size=(n, d)), columns=[f"x{j}" for j in range(d)])
-    df["y"] = df.iloc[:, :5].to_numpy() @ np.ones(5) + rng.normal(size=n)
-    rhs = " + ".join(df.columns[:-1])
-    ols = best(lambda: smf.ols(f"y ~ {rhs}", df).fit(), a.repeats)
+    df = synthetic_frame(n, d)
+    ols = ols_baseline(df, repeats=a.repeats)
     m = choose_m(n, d + 1, 0.95, 1e-5)
     t0 = time.perf_counter()
     tukey_noise_factor(m, d + 1, ptr_parameters(0.95 * 0.9, 1e-5).multiplier)
