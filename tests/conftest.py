@@ -1,12 +1,29 @@
-"""Shared fixtures: small frames for the formula tests."""
+"""Shared fixtures (small frames for the formula tests) and the ``slow`` marker.
+
+A test marked ``@pytest.mark.slow`` runs only with ``DPSTATS_FULL=1`` (long audits, full runs);
+the default run skips it, and a fast variant of it runs instead.
+"""
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+
+FULL = os.environ.get("DPSTATS_FULL", "") not in ("", "0")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the tests marked ``slow`` unless ``DPSTATS_FULL=1``."""
+    if FULL:
+        return
+    skip = pytest.mark.skip(reason="slow: runs with DPSTATS_FULL=1")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture

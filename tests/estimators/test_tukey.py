@@ -105,18 +105,29 @@ def test_large_eps_returns_the_partition_median():
     np.testing.assert_allclose(est.params, beta, atol=0.05)
 
 
-@pytest.mark.parametrize("scale", [1e-12, 1e12])
-def test_d100_tiny_and_huge_coefficients(scale):
-    X, y, beta = _linear(40000, 100, 2, scale=scale, noise=0.1)
+def _tiny_and_huge(n: int, d: int, m: int, scale: float) -> None:
+    X, y, beta = _linear(n, d, 2, scale=scale, noise=0.1)
     led = Ledger(20.0, 1e-5)
     with np.errstate(over="raise", invalid="raise"):
         est = estimate(X, y, eps=20.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led,
-                       m=160)
+                       m=m)
     if est.released:
         assert np.isfinite(est.params).all()
         assert np.median(np.abs(est.params / beta - 1.0)) < 0.1
     assert est.ptr is not None and np.isfinite(est.ptr.noisy_distance)
     assert led.spent[0] == pytest.approx(20.0)
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e12])
+def test_d30_tiny_and_huge_coefficients(scale):
+    _tiny_and_huge(12000, 30, 120, scale)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scale", [1e-12, 1e12])
+def test_d100_tiny_and_huge_coefficients(scale):
+    """The d = 30 case at d = 100 (about a minute per scale on 2 cores)."""
+    _tiny_and_huge(40000, 100, 160, scale)
 
 
 def test_ptr_failure_is_an_ordinary_outcome_and_spends_the_budget():
