@@ -20,7 +20,8 @@ the data). ``ddf.sum().compute()`` is reported beside it (``sum_seconds``, once,
 
     nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2] [--fits ...]
 
-Writes benchmarks/results/dask_scale.csv (rows of other sizes already there are kept).
+Writes benchmarks/results/dask_scale.csv (rows of other sizes, workers or fits already there
+are kept).
 """
 
 from __future__ import annotations
@@ -210,7 +211,10 @@ def main() -> None:
     new = pd.DataFrame(records)
     if OUT.exists():
         old = pd.read_csv(OUT)
-        new = pd.concat([old[~old.rows.isin(rows_list)], new], ignore_index=True)
+        done = set(zip(new.rows, new.workers, new.engine, new.fit, strict=True))
+        kept = [key not in done for key in zip(old.rows, old.workers, old.engine, old.fit,
+                                               strict=True)]
+        new = pd.concat([old[kept], new], ignore_index=True)
     OUT.parent.mkdir(exist_ok=True)
     new.to_csv(OUT, index=False)
     print(f"wrote {OUT}")

@@ -16,7 +16,9 @@ with no rows, and asks the engine for the statistics its releases read:
   one seed is drawn on the client by :func:`~dpstats.mechanisms.sampling.group_seed`, and each
   partition draws its rows' labels from its own generator spawned from it, so every row's
   label is uniform and independent of the data and of the partitioning. Each group's model is
-  the minimum-norm least-squares solution from its Gram matrix.
+  the minimum-norm least-squares solution from its Gram matrix. When the first pass already
+  took the group sums at this ``m`` (:mod:`dpstats.dask.speculate`, the seed then drawn
+  before it), they are used and no pass runs.
 
 The releases, their order and their sensitivities are the estimator's own; with the same
 group labels (an injected :data:`LABELS` source in tests) a seeded fit equals the in-memory
@@ -44,6 +46,7 @@ from .passes import (
     sums_of,
 )
 from .pseudo import LassoVotes
+from .speculate import kept_sums
 
 __all__ = ["Engine", "solve_groups", "LABELS"]
 
@@ -124,10 +127,13 @@ def models_of(sums: dict) -> np.ndarray:
 class Engine:
     """Statistics of the ``keep`` design columns of a dask frame (see the module docstring).
 
-    ``first`` is the first pass's total (row count, histograms, centre counts)."""
+    ``first`` is the first pass's total (row count, histograms, centre counts); ``prefetch``
+    (:class:`~dpstats.dask.speculate.Prefetch`, or None) the Tukey labels' seed drawn before
+    it and the group sums it took at a guessed number of models."""
 
-    def __init__(self, ddf, design: PartitionDesign, first: dict, keep):
+    def __init__(self, ddf, design: PartitionDesign, first: dict, keep, prefetch=None):
         self.ddf, self.design, self.first, self.keep = ddf, design, first, tuple(keep)
+        self.prefetch = prefetch
 
     def counts_of(self, features, label: bool) -> np.ndarray:
         """Histogram rows of the (kept-column) ``features`` and, with ``label``, of ``y``."""
@@ -171,10 +177,15 @@ class Engine:
 
     def fit_models(self, X, y, m: int, rng) -> np.ndarray:
         """The ``m`` group fits (``X``, ``y``: no rows; only the shape is read)."""
-        return self._groups(m, rng, models_of)
+        pre, self.prefetch = self.prefetch, None         # the first Tukey fit's only
+        if pre is None:
+            return self._groups(m, rng, models_of)
+        if pre.sums is not None and pre.m == int(m):    # the first pass's sums: no pass
+            return Finish(models_of, len(self.keep))(kept_sums(pre.sums, pre.p, self.keep))
+        return self._groups(m, rng, models_of, seed=pre.seed)
 
-    def _groups(self, m: int, rng, finish):
-        seed = group_seed(rng)
+    def _groups(self, m: int, rng, finish, seed: int | None = None):
+        seed = group_seed(rng) if seed is None else seed
         source = seeded_labels if LABELS is None else LABELS
         return fold_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source),
                           Finish(finish, len(self.keep)))

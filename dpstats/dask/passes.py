@@ -27,7 +27,8 @@ from ..mechanisms.sampling import seeded_groups, seeded_sample
 from .design import PartitionDesign
 
 __all__ = ["reduce_frame", "fold_frame", "merge", "LevelsPass", "FirstPass", "GramPass",
-           "GroupPass", "group_sums", "sums_of", "SamplePass", "sample_frame", "RAW_MAX_ROWS"]
+           "GroupPass", "FusedPass", "identity", "group_sums", "sums_of", "SamplePass",
+           "sample_frame", "RAW_MAX_ROWS"]
 
 #: Below this many rows the centre uses the raw distinct values (as in memory, where
 #: :func:`~dpstats.mechanisms.centre.private_centre_value` switches to stand-ins from it on).
@@ -55,6 +56,8 @@ def merge(a: dict, b: dict) -> dict:
         vb = b[key]
         if key == "levels":
             out[key] = [dict(Counter(x) + Counter(y)) for x, y in zip(va, vb, strict=True)]
+        elif key == "groups":
+            out[key] = _add(va, vb)
         elif key in ("cells", "raw"):
             out[key] = None if va is None or vb is None else \
                 [merge_cells(x, y) for x, y in zip(va, vb, strict=True)]
@@ -131,7 +134,10 @@ class FirstPass:
     centre: bool = False
 
     def __call__(self, pdf, part: int) -> dict:
-        X, y = self.design(pdf)
+        return self.stats(*self.design(pdf))
+
+    def stats(self, X: np.ndarray, y: np.ndarray) -> dict:
+        """The statistics of one partition's design ``(X, y)``."""
         out = {"n": int(X.shape[0]), "hist": log_counts(np.column_stack([X, y]))}
         if self.centre:
             out["cells"] = column_cells(X)
@@ -244,9 +250,38 @@ class GroupPass:
         return group_sums(X, y, labels, self.m, acc)
 
 
-def _add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+@dataclass(frozen=True)
+class FusedPass:
+    """:class:`FirstPass` and, in the same read of each partition, the per-group sums of all
+    design columns at ``m`` models with labels from ``source(part, index, n, m, seed)``
+    (:mod:`dpstats.dask.speculate`). Run by :func:`fold_frame`: the accumulator is the first
+    pass's statistics plus ``"groups"``, one (m, K) array per worker chain."""
+
+    first: FirstPass
+    m: int
+    seed: int
+    source: object = seeded_labels
+
+    def __call__(self, acc, pdf, part: int) -> dict:
+        X, y = self.first.design(pdf)
+        out = self.first.stats(X, y)
+        labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
+        groups = group_sums(X, y, labels, self.m, None if acc is None else acc.pop("groups"))
+        out = out if acc is None else merge(acc, out)
+        out["groups"] = groups
+        return out
+
+
+def identity(total):
+    """The finish of a fold whose whole total comes back."""
+    return total
+
+
+def _add(a, b):
     if a is None or b is None:
         return b if a is None else a
+    if isinstance(a, dict):
+        return merge(a, b)
     a += b                         # in place: the chains' accumulators are not read again
     return a
 

@@ -9,7 +9,8 @@ the data's statistics computed on the workers:
 2. levels stage (only for undeclared levels): one pass of level counts, released by
    :func:`~dpstats.mechanisms.levels.private_levels`;
 3. first pass: row count (released by :func:`~dpstats.mechanisms.private_count` when a stage
-   needs it), log-scale histograms, centre counts;
+   needs it), log-scale histograms, centre counts and, when a linear Tukey fit may follow,
+   its group sums at a public guess of the number of models (:mod:`dpstats.dask.speculate`);
 4. selection (:mod:`dpstats.dask.select`): SubLasso one pass (per-group statistics), DPKendall
    and DP-SIS on a Bernoulli subsample (one pass);
 5. the estimator's own code with a :class:`~dpstats.dask.methods.MethodsEngine`, method by
@@ -17,7 +18,8 @@ the data's statistics computed on the workers:
 
    ========================  ==========================================================
    dp_lm ``adassp``          one pass: the mapped Gram matrix (:mod:`.engine`)
-   dp_lm ``tukey``           one pass: per-group Gram matrices (:mod:`.engine`)
+   dp_lm ``tukey``           none when ``m`` is the first pass's guess, else one pass:
+                             per-group Gram matrices (:mod:`.engine`)
    dp_lm ``bas``             one pass for the Gram matrix, one per boosting round
    ``dpgd`` (lm and glm)     one pass per epoch (the clipped gradient sum)
    ``fw`` (lm and glm)       one pass per iteration (+1 per screening that zeroes a
@@ -30,7 +32,9 @@ the data's statistics computed on the workers:
                              one pass of per-group logistic fits (:mod:`.shuffle`)
    ========================  ==========================================================
 
-So the default dp_lm fit reads the data three times, plus one pass for undeclared levels.
+So the default dp_lm fit reads the data once above about ``3 p`` times the Tukey models' cap
+rows (twice below, or with SubLasso selection three times), plus one pass for undeclared
+levels.
 What has no distributed form (``method="ols"``, BAS ``variant="paper"``,
 ``bounds_method="quantile"``) is refused before anything is charged, naming what works.
 """
@@ -47,6 +51,7 @@ from ..errors import ValidationError
 from ..formula.design import build_design
 from ..formula.discovery import LevelCoding, apply_coding, pooled_name
 from ..mechanisms.levels import private_levels
+from ..mechanisms.sampling import group_seed
 from ..pipeline.budget import levels_budget, open_ledger, plan_budget
 from ..pipeline.estimate import estimate_kept
 from ..pipeline.glm_design import binary_rows
@@ -62,10 +67,20 @@ from ..pipeline.run import (
     _warn_paper,
 )
 from ..pipeline.select import candidate_columns, candidate_terms
+from . import engine as _engine
 from .design import PartitionDesign, schema, unknown_categoricals
 from .methods import MethodsEngine
-from .passes import FirstPass, LevelsPass, reduce_frame
+from .passes import (
+    FirstPass,
+    FusedPass,
+    LevelsPass,
+    fold_frame,
+    identity,
+    reduce_frame,
+    seeded_labels,
+)
 from .select import SAMPLED, selection_stage
+from .speculate import Prefetch, guess_models
 
 __all__ = ["run_dask", "METHODS"]
 
@@ -117,8 +132,7 @@ def run_dask(request) -> Outcome:
     selector = _check_columns(request, design, candidates, notes)
     if request.paper_accounting:
         _warn_paper(notes)
-    stats = reduce_frame(ddf, FirstPass(part, centre=request.method == "tukey" or (
-        request.kind == "lm" and request.method == "auto")))
+    stats, prefetch = _first_pass(request, ddf, part, spent)
     # Keep this block in step with pipeline.run._run: the automatic method and number of
     # terms are decided from the released count right after plan_budget, as there.
     auto = request.kind == "lm" and (request.method == "auto"
@@ -147,10 +161,26 @@ def run_dask(request) -> Outcome:
                   choice=None if choice is None else choice.reason)
     if request.kind == "select":
         return out
-    engine = MethodsEngine(ddf, part, stats, keep)
+    engine = MethodsEngine(ddf, part, stats, keep, prefetch)
     with_engine = replace(request, options={**request.options, "engine": engine})
     est, m_used, names = estimate_kept(with_engine, design, candidates, keep, plan)
     return replace(out, est=est, m_used=m_used, names=names)
+
+
+def _first_pass(request, ddf, part: PartitionDesign, levels) -> tuple[dict, Prefetch | None]:
+    """The first pass's total and, when a linear Tukey fit may follow, the group sums of every
+    design column at a public guess of its number of models, in the same read
+    (:mod:`dpstats.dask.speculate`: the labels' seed is drawn here, before the count)."""
+    first = FirstPass(part, centre=request.method == "tukey" or (
+        request.kind == "lm" and request.method == "auto"))
+    m = guess_models(request, len(part.columns), levels)
+    if m is None:
+        return reduce_frame(ddf, first), None
+    pre = Prefetch(seed=group_seed(request.rng), m=m, p=len(part.columns))
+    source = seeded_labels if _engine.LABELS is None else _engine.LABELS
+    stats = fold_frame(ddf, FusedPass(first, m, pre.seed, source), identity)
+    pre.sums = stats.pop("groups")
+    return stats, pre
 
 
 def _discover(request, first, ddf, meta, part: PartitionDesign, ledger):

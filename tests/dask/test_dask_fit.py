@@ -20,15 +20,19 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 
+import importlib  # noqa: E402
+
 import dpstats as dp  # noqa: E402
 import dpstats.dask.engine as engine  # noqa: E402
 import dpstats.dask.passes as passes  # noqa: E402
 import dpstats.dask.select as dask_select  # noqa: E402
+import dpstats.dask.speculate as speculate  # noqa: E402
 import dpstats.estimators.tukey.linear as tukey_linear  # noqa: E402
 import dpstats.selection.sublasso as sublasso  # noqa: E402
 from dpstats.errors import ValidationError  # noqa: E402
 from dpstats.mechanisms.sampling import group_seed  # noqa: E402
 
+dask_run = importlib.import_module("dpstats.dask.run")      # the module, not dask.run()
 cloudpickle.register_pickle_by_value(sys.modules[__name__])   # label sources go to workers
 
 
@@ -58,8 +62,8 @@ class FixedLabels:
     """Labels from a fixed uniform per row of the original frame (by its index): the same
     labels in memory and on dask, whatever the partitioning (test-only label source)."""
 
-    def __init__(self, u: np.ndarray):
-        self.u = u
+    def __init__(self, u: np.ndarray, draw: bool = True):
+        self.u, self.draw = u, draw
 
     def __call__(self, part, index, n, m, seed):
         lab = (self.u[np.asarray(index)] * m).astype(np.int64)
@@ -67,8 +71,32 @@ class FixedLabels:
         return lab
 
     def in_memory(self, n, m, rng):
-        group_seed(rng)                      # the dask path draws its seed at this point
+        if self.draw:                        # where the dask path draws its seed (draw=False:
+            group_seed(rng)                  # drawn before the count, seed_before_count)
         return (self.u[:n] * m).astype(np.int64)
+
+
+def seed_before_count(monkeypatch):
+    """Make the in-memory fit draw a group seed right before the row count, where a dask fit
+    that may run Tukey draws it (dpstats.dask.speculate): the two draw for draw alike."""
+    import dpstats.pipeline.run as pipeline_run
+    real = pipeline_run.plan_budget
+
+    def plan_budget(request, *args, **kwargs):
+        group_seed(request.rng)
+        return real(request, *args, **kwargs)
+    monkeypatch.setattr(pipeline_run, "plan_budget", plan_budget)
+
+
+def group_passes(monkeypatch) -> list:
+    """The names of the passes the Tukey engine folds (a spy on engine.fold_frame)."""
+    seen, real = [], engine.fold_frame
+
+    def spy(ddf, fn, *args, **kwargs):
+        seen.append(type(fn).__name__)
+        return real(ddf, fn, *args, **kwargs)
+    monkeypatch.setattr(engine, "fold_frame", spy)
+    return seen
 
 
 def test_adassp_equals_pandas_and_partitioning(client):
@@ -98,15 +126,43 @@ def test_per_round_methods_equal_pandas(client, method, opts):
 def test_tukey_equals_pandas_given_the_same_labels(client, monkeypatch):
     df = frame().dropna()
     df = df[np.isfinite(df.x2)].reset_index(drop=True)   # labels by index: every row kept
-    labels = FixedLabels(np.random.default_rng(9).random(len(df)))
+    labels = FixedLabels(np.random.default_rng(9).random(len(df)), draw=False)
     monkeypatch.setattr(tukey_linear, "partition_labels", labels.in_memory)
     monkeypatch.setattr(engine, "LABELS", labels)
+    seed_before_count(monkeypatch)
+    seen = group_passes(monkeypatch)
     a = dp.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="tukey", random_state=4)
     for parts in (3, 5):
         b = dp.dp_lm("y ~ x1 + x2 + x3", dd.from_pandas(df, npartitions=parts), eps=1.0,
                      method="tukey", random_state=4)
         assert b.n_noisy == a.n_noisy and b.ptr.passed == a.ptr.passed
         np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-6)
+    # m chosen from the count is not the first pass's guess (the cap): one group pass each
+    assert seen == ["GroupPass", "GroupPass"]
+
+
+@pytest.mark.parametrize("m, passes_after", [(120, []), ("half", ["GroupPass"])])
+def test_tukey_group_sums_from_the_first_pass(client, monkeypatch, m, passes_after):
+    """At the first pass's guess of m (here the user's m) the Tukey fit reads no more data and
+    equals the pandas fit given the same labels; sums taken at another m are never used (a
+    broken variant that used them would fit the wrong groups and differ)."""
+    df = frame().dropna()
+    df = df[np.isfinite(df.x2)].reset_index(drop=True)
+    labels = FixedLabels(np.random.default_rng(5).random(len(df)), draw=False)
+    monkeypatch.setattr(tukey_linear, "partition_labels", labels.in_memory)
+    monkeypatch.setattr(engine, "LABELS", labels)
+    seed_before_count(monkeypatch)
+    seen = group_passes(monkeypatch)
+    if m == "half":                         # the guess is 240 models, the fit asks for 120
+        monkeypatch.setattr(speculate, "guess_models", lambda *a: 240)
+        monkeypatch.setattr(dask_run, "guess_models", lambda *a: 240)
+        m = 120
+    a = dp.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="tukey", m=m, random_state=7)
+    b = dp.dp_lm("y ~ x1 + x2 + x3", dd.from_pandas(df, npartitions=4), eps=1.0,
+                 method="tukey", m=m, random_state=7)
+    assert seen == passes_after
+    assert b.ptr.passed == a.ptr.passed and b.m == a.m == 120
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-6)
 
 
 def test_tukey_distribution_matches_pandas(client):
@@ -114,9 +170,10 @@ def test_tukey_distribution_matches_pandas(client):
     from scipy.stats import ks_2samp
     df = frame(3000)
     ddf = dd.from_pandas(df, npartitions=3)
-    a = [dp.dp_lm("y ~ x1 + x2 + x3", df, eps=2.0, random_state=s).params["x1"]
+    kw = {"eps": 2.0, "method": "tukey"}      # (the default picks BAS at this size)
+    a = [dp.dp_lm("y ~ x1 + x2 + x3", df, random_state=s, **kw).params["x1"]
          for s in range(30)]
-    b = [dp.dp_lm("y ~ x1 + x2 + x3", ddf, eps=2.0, random_state=100 + s).params["x1"]
+    b = [dp.dp_lm("y ~ x1 + x2 + x3", ddf, random_state=100 + s, **kw).params["x1"]
          for s in range(30)]
     assert ks_2samp(a, b).pvalue > 0.001
 
