@@ -36,6 +36,14 @@ def test_needed_models_until_groups_reach_the_target_size():
     assert choose_m(need * P - P, P, EPS, DELTA) == need - 1             # below: 1 row per column
 
 
+def test_kernel_dispatch_assumes_the_largest_groups():
+    """The numpy group OLS is slow on large groups; its public work estimate uses the same
+    rows per column as choose_m."""
+    from dpstats._kernels.tukey_ols import GROUP_ROWS_PER_COLUMN, uses_kernel
+    assert GROUP_ROWS_PER_COLUMN == ROWS_PER_COLUMN
+    assert uses_kernel(choose_m(1e6, 21, 1.04, DELTA), 21)     # 1e6 x 20: the kernel
+
+
 def test_monotone_in_the_released_count():
     ms = [choose_m(n, P, EPS, DELTA) for n in np.geomspace(100, 1e9, 60)]
     assert all(a <= b for a, b in zip(ms, ms[1:], strict=False))
