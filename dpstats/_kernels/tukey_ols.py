@@ -25,13 +25,22 @@ __all__ = ["group_ols", "uses_kernel", "NUMPY_MAX_WORK"]
 NUMPY_MAX_WORK = 2_000_000
 
 
-def uses_kernel(m: int, p: int) -> bool:
-    """Whether :func:`group_ols` takes the numba kernel for ``m`` groups of ``p`` columns.
+#: Most rows per model per column that ``m="auto"`` gives a group
+#: (:data:`dpstats.estimators.tukey.choose_m.ROWS_PER_COLUMN`; a test checks they agree). The
+#: numpy path batches groups of equal size, and with groups of tens of rows per column it is
+#: up to 20 x slower than the kernel (n=3e5, p=21, 476 groups: 4.0 s against 0.2 s CPU), so
+#: the public work estimate assumes groups that large: ``m p^2 * GROUP_ROWS_PER_COLUMN / 3``.
+GROUP_ROWS_PER_COLUMN = 30.0
 
-    >>> uses_kernel(764, 9), uses_kernel(16_666, 20)
-    (False, True)
+
+def uses_kernel(m: int, p: int) -> bool:
+    """Whether :func:`group_ols` takes the numba kernel for ``m`` groups of ``p`` columns
+    (public: the number of groups and columns only).
+
+    >>> uses_kernel(764, 9), uses_kernel(1_587, 21), uses_kernel(16_666, 20)
+    (False, True, True)
     """
-    return int(m) * int(p) * int(p) > NUMPY_MAX_WORK
+    return int(m) * int(p) * int(p) * GROUP_ROWS_PER_COLUMN / 3.0 > NUMPY_MAX_WORK
 
 
 def group_ols(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> np.ndarray:

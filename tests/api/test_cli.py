@@ -40,11 +40,11 @@ def test_lm_prints_the_summary(capsys, csv):
 
 def test_lm_json_matches_the_fit(capsys, csv):
     code, out, _ = run(capsys, "lm", FORMULA, csv, "--eps", 2, "--delta", 1e-6, "--seed", 3,
-                       "--select", "none", "--json")
+                       "--select", "none", "--method", "tukey", "--json")
     assert code == 0
     res = json.loads(out)
     fit = dp.dp_lm(FORMULA, pd.read_csv(csv), eps=2.0, delta=1e-6, select=None,
-                   random_state=3)
+                   method="tukey", random_state=3)
     assert res["params"] == pytest.approx(fit.params.to_dict())
     assert list(res["params"]) == list(fit.params.index)
     assert res["released"] is True and res["seeded"] is True and res["private"] is True

@@ -22,6 +22,7 @@ from dpstats.dask.passes import column_cells, group_sums, log_counts, sums_of
 from dpstats.estimators.tukey.choose_m import (
     CAP_MULTIPLE,
     MAX_MODELS,
+    ROWS_PER_COLUMN,
     SAFETY,
     choose_m,
     models_cap,
@@ -92,10 +93,11 @@ def test_models_capped_at_large_n():
     need = int(np.ceil(SAFETY * models_needed(p, eps, delta)))
     cap = models_cap(p, eps, delta)
     assert cap == min(CAP_MULTIPLE * need, MAX_MODELS)
-    assert choose_m(1e5, p, eps, delta) == int(1e5 / (3 * p))      # below the cap: as before
-    assert choose_m(3 * p * cap * 10, p, eps, delta) == cap            # far above: the cap
+    r = ROWS_PER_COLUMN * p
+    assert choose_m(1e6, p, eps, delta) == int(1e6 / r)                # below the cap: as before
+    assert choose_m(r * cap * 10, p, eps, delta) == cap                # far above: the cap
     assert choose_m(1e12, p, eps, delta) == cap
-    assert choose_m(3 * p * cap - 3 * p, p, eps, delta) < cap          # continuous up to it
+    assert choose_m(r * cap - r, p, eps, delta) < cap                  # continuous up to it
     assert choose_m(2_000, p, eps, delta) == min(need, 2_000 // p)     # small n: unchanged
 
 

@@ -1,9 +1,15 @@
 """Choosing the number of Tukey models from public quantities and a private row count.
 
-Two forces pull on m. Utility wants about three rows per regression column in each group (with
-random group labels, groups of exactly p rows are often rank deficient and their minimum-norm
-models shrink towards zero). The PTR test wants *many* models: its distance statistic compares
-volumes of depth regions, and it passes only once m is large compared with p and 1/eps.
+Two forces pull on m. The PTR test wants *many* models: its distance statistic compares volumes
+of depth regions, and it passes only once m is large compared with p and 1/eps. Utility wants
+*large groups*: each group's OLS on ``n / m`` rows is a small-sample estimate, and the median of
+the group estimates is not the full-data estimate. With a linear mean the gap is only noise
+(groups of exactly p rows are often rank deficient and their minimum-norm models shrink towards
+zero; about three rows per column avoid that). Under misspecification (a nonlinear mean in a
+skewed column, a response bounded on one side, a rare 0/1 column with heteroscedastic errors)
+it is a bias: a small group's OLS estimates a leverage-weighted small-sample version of the
+population projection, the distribution of the group estimates is skewed, and their median
+stays away from their mean however many groups there are; it shrinks only as groups grow.
 
 Because the PTR statistic is a ratio of box volumes, it does not depend on the scale of any
 coordinate, only on the shape of the cloud of models. :func:`models_needed` therefore simulates
@@ -11,18 +17,17 @@ a data-independent Gaussian cloud of m models in p dimensions (a function of p, 
 only: no data, no privacy cost) and finds the smallest m whose distance clears the PTR threshold
 with a margin. :func:`choose_m` then takes
 
-    m = min(max(n_hat / (3 p),  min(needed, n_hat / p)),  CAP_MULTIPLE * needed),
-    needed = safety * m_needed,
+    m = min(max(n_hat / (R p),  min(needed, n_hat / p)),  CAP_MULTIPLE * needed),
+    needed = safety * m_needed,   R = ROWS_PER_COLUMN,
 
-so the released row count ``n_hat`` and public p, eps, delta are all it reads. The cap
-(:data:`CAP_MULTIPLE`, from ``benchmarks/tukey_models_cap.py``): once m is far above what PTR
-needs, more models no longer make the release more accurate (its privacy error, a loss of
-O(p / eps) depth out of m / 2, is already small), while groups of only ``3 p`` rows make each
-model, and so their median, noisier (small-sample OLS: an inflated, heavy-tailed spread). Above
-about ``3 p * cap`` rows the groups grow instead of their number: the simulated test error at
-1e7-1e9 rows is no worse, mostly better, than with ``n_hat / (3 p)`` models, and the group
-fits and the PTR test cost O(cap) instead of O(n). m never exceeds :data:`MAX_MODELS`: at a
-tiny eps the released count can be far above any real n.
+so the released row count ``n_hat`` and public p, eps, delta are all it reads: the models PTR
+needs (with its safety margin), in groups as large as the rows allow, up to ``R`` rows per model
+per column; more models only beyond ``R p needed`` rows. ``R`` comes from the data-independent
+simulation of misspecified regressions in ``benchmarks/auto_rule_misspec.py`` (design note NN;
+it was 3 before). The cap (:data:`CAP_MULTIPLE`, from ``benchmarks/tukey_models_cap.py``): once
+m is far above what PTR needs, more models no longer make the release more accurate, while the
+groups get smaller; it now binds only above ``R p CAP_MULTIPLE needed`` rows. m never exceeds
+:data:`MAX_MODELS`: at a tiny eps the released count can be far above any real n.
 """
 
 from __future__ import annotations
@@ -38,9 +43,11 @@ from ...mechanisms.ptr import distance_to_unsafety, ptr_parameters
 __all__ = ["choose_m", "models_needed", "ROWS_PER_COLUMN", "SAFETY", "MAX_MODELS", "cap_models",
            "CAP_MULTIPLE", "models_cap"]
 
-#: Preferred rows per model per regression column (3 measured better than 2 on the ten regression
-#: files with centring: fewer groups with fewer rows than columns; benchmarks/selection_utility.py).
-ROWS_PER_COLUMN = 3.0
+#: Most rows per model per regression column once PTR's need is met: groups grow up to this
+#: before the number of models does (benchmarks/auto_rule_misspec.py, design note NN: under a
+#: misspecified mean Tukey's loss to OLS shrank with the group size, and did not grow under a
+#: linear one; 3 before, from the ten regression files).
+ROWS_PER_COLUMN = 30.0
 #: Multiplier on the simulated number of models, for heavier-than-Gaussian real model clouds.
 SAFETY = 1.5
 #: Most Tukey models dpstats fits (a public cap; reached by data sets of more than
@@ -99,7 +106,9 @@ def choose_m(n_noisy: float, p: int, eps_tukey: float, delta: float, lemma: str 
              accounting: str = "swap") -> int:
     """Number of models for ``m="auto"`` from the private row count and public p, eps, delta.
 
-    >>> choose_m(100_000, 6, 1.0, 1e-5)
+    >>> choose_m(100_000, 6, 1.0, 1e-5) == math.ceil(1.5 * models_needed(6, 1.0, 1e-5))
+    True
+    >>> choose_m(1_000_000, 6, 1.0, 1e-5)   # 30 rows per model per column
     5555
     >>> choose_m(1e8, 6, 1.0, 1e-5) == models_cap(6, 1.0, 1e-5)
     True

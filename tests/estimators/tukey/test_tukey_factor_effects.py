@@ -44,8 +44,9 @@ def diamonds():
     return df, dict(zip(CONTRASTS, ols[2:], strict=True))
 
 
-def _median_contrasts(df, identify=None, seeds=(0, 1, 2), eps=10.0):
+def _median_contrasts(df, identify=None, seeds=(0, 1, 2), eps=10.0, m="auto"):
     opts = {} if identify is None else {"identify": identify}
+    opts["m"] = m
     fits = [dp.dp_lm("price ~ carat + cut", df, eps=eps, delta=1e-5, method="tukey",
                      select=None, random_state=s, **opts) for s in seeds]
     assert all(f.released for f in fits)
@@ -63,9 +64,12 @@ def test_cut_contrasts_within_15_percent_of_ols(diamonds):
 
 
 def test_old_aggregation_fails_the_same_check(diamonds):
-    """Teeth: every group voting on every coefficient (before issue 15) misses by far."""
+    """Teeth: every group voting on every coefficient, in groups of 3 rows per column (both
+    before issue 15), misses by far. (With ``m="auto"``'s groups of up to 30 rows per column,
+    design note on Tukey's misspecification bias, Fair is in most groups and "off" alone is
+    close.)"""
     df, ols = diamonds
-    err = _relative_errors(_median_contrasts(df, "off", seeds=(0,)), ols)
+    err = _relative_errors(_median_contrasts(df, "off", seeds=(0,), m=len(df) // (3 * 7)), ols)
     assert max(err.values()) > 0.5, err
 
 

@@ -1,0 +1,72 @@
+"""Tukey's number of models (dpstats.estimators.tukey.choose_m): the models PTR needs, in groups
+of up to ROWS_PER_COLUMN rows per column, and why (a rare 0/1 column is not voted to 0)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats as dp
+from dpstats.estimators.tukey.choose_m import (
+    ROWS_PER_COLUMN,
+    SAFETY,
+    choose_m,
+    models_cap,
+    models_needed,
+)
+
+P, EPS, DELTA = 6, 1.0, 1e-5
+
+
+def _need(p=P, eps=EPS):
+    return math.ceil(SAFETY * models_needed(p, eps, DELTA))
+
+
+def test_needed_models_until_groups_reach_the_target_size():
+    need = _need()
+    assert ROWS_PER_COLUMN > 3
+    for n in (need * P, 3 * need * P, 10 * need * P, ROWS_PER_COLUMN * need * P):
+        assert choose_m(n, P, EPS, DELTA) == need          # groups grow, models stay
+    n = 2 * ROWS_PER_COLUMN * need * P
+    assert choose_m(n, P, EPS, DELTA) == int(n / (ROWS_PER_COLUMN * P))   # then models grow
+    assert choose_m(1e12, P, EPS, DELTA) == models_cap(P, EPS, DELTA)
+    assert choose_m(need * P - P, P, EPS, DELTA) == need - 1             # below: 1 row per column
+
+
+def test_kernel_dispatch_assumes_the_largest_groups():
+    """The numpy group OLS is slow on large groups; its public work estimate uses the same
+    rows per column as choose_m."""
+    from dpstats._kernels.tukey_ols import GROUP_ROWS_PER_COLUMN, uses_kernel
+    assert GROUP_ROWS_PER_COLUMN == ROWS_PER_COLUMN
+    assert uses_kernel(choose_m(1e6, 21, 1.04, DELTA), 21)     # 1e6 x 20: the kernel
+
+
+def test_monotone_in_the_released_count():
+    ms = [choose_m(n, P, EPS, DELTA) for n in np.geomspace(100, 1e9, 60)]
+    assert all(a <= b for a, b in zip(ms, ms[1:], strict=False))
+
+
+def _rare_binary_frame(n=40_000, seed=3):
+    rng = np.random.default_rng(seed)
+    x0 = np.exp(rng.standard_normal(n))                      # right-skewed
+    x1 = (rng.random(n) < 0.02).astype(float)                # rare 0/1 column
+    z0 = np.clip((x0 - x0.mean()) / x0.std(), -4, 4)
+    e = rng.standard_normal(n) * np.exp(0.5 * z0)            # heteroscedastic in x0
+    return pd.DataFrame({"x0": x0, "x1": x1, "y": 1 + 0.5 * x0 + 3 * x1 + e})
+
+
+@pytest.mark.filterwarnings("ignore::dpstats.NotPrivateWarning")
+def test_rare_binary_effect_kept_and_the_old_small_groups_caught():
+    """Groups of about 3 rows per column rarely see the 2% column, so their models vote ~0 for
+    its effect (3 here); groups of up to 30 rows per column keep it. The old rule
+    (m = n / (3 p)) is the broken variant the same check catches."""
+    df = _rare_binary_frame()
+    ols = dp.dp_lm("y ~ x0 + x1", df, eps=1.0, method="ols").params["x1"]
+    new = dp.dp_lm("y ~ x0 + x1", df, eps=5.0, method="tukey", random_state=0)
+    old = dp.dp_lm("y ~ x0 + x1", df, eps=5.0, method="tukey", m=len(df) // 9, random_state=0)
+    assert new.released and old.released
+    assert abs(new.params["x1"] - ols) < 0.5
+    assert abs(old.params["x1"] - ols) > 2.0
