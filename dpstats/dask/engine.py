@@ -141,11 +141,13 @@ class Engine:
                                               bounded.y_box))
         return out["gram"], out["xty"]
 
-    def boost_stats(self, bounded, C: float):
+    def boost_stats(self, bounded, C: float, residuals: str = "clipped"):
         """BAS on rows divided by ``C``: ``(X'X / C^2, round)``, ``round(theta)`` one pass
-        for ``X'clip(y - X theta / C, -1, 1) / C`` (the rows of ``bounded.X / C``)."""
+        for ``X'clip(y - X theta / C, -1, 1) / C`` (the rows of ``bounded.X / C``; with
+        ``residuals="unclipped"`` the residual's ``X`` and ``y`` are not clipped to the box)."""
         gp = GramPass(self.design, self.keep, bounded.clip_lo, bounded.clip_hi,
-                      bounded.intercept_col, bounded.y_box)
+                      bounded.intercept_col, bounded.y_box,
+                      unclipped=residuals == "unclipped")
         gram = reduce_frame(self.ddf, gp)["gram"] / (C * C)
 
         def round_(theta):
