@@ -107,3 +107,13 @@ def test_bad_residuals_option_is_refused_before_any_charge():
     with pytest.raises(ValidationError, match="residuals"):
         bas.estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), intercept_col=0,
                      residuals="winsorized")
+
+
+@pytest.mark.parametrize("residuals", ["unclipped", "clipped"])
+def test_the_note_says_what_the_intervals_cover(residuals):
+    from dpstats.estimators.inference import ssp
+    X, y = _skewed(5000)
+    est = bas.estimate(X, y, eps=4.0, delta=1e-5, rng=np.random.default_rng(0), intercept_col=0,
+                       residuals=residuals)
+    assert np.isfinite(np.diag(est.inference.cov)).all()
+    assert est.inference.covers == (ssp.COVERS_BAS if residuals == "unclipped" else ssp.COVERS)
