@@ -11,8 +11,9 @@ sample of the same population (``--pop`` rows) under each clipping separately an
 * ``r``: residuals clipped at 1 on the mapped scale (a Huber fixed point);
 * ``xyr``: all three (what BAS targeted before issue 16);
 * ``xr``: x winsorized and residual clip, label not clipped;
-* ``unclipped``: BAS with ``residuals="unclipped"`` (the default since issue 16): the released
-  gradient's rows are clipped to the box, the residuals are computed on the unclipped rows.
+* ``box=K``: BAS with ``residuals="unclipped"`` (the default since issue 16): the released
+  gradient's rows are clipped to the box, the residuals are computed on the rows and label
+  clipped to K half-widths of the box about its centre (``bas.RESID_BOX``).
 
 Bias is reported in units of the coefficient's BAS standard error in that cell (the median
 bootstrap SE of ``--se-fits`` real fits, before the inflation), per coefficient: the worst
@@ -71,7 +72,7 @@ def fixed_point(X, y, rclip: float | None, iters: int = 200, Z=None) -> np.ndarr
     return theta
 
 
-def decompose(design, pop: pd.DataFrame) -> dict:
+def decompose(design, pop: pd.DataFrame, boxes=(2.0 ** 20,)) -> dict:
     """Original-scale coefficients of each clipped target on the population sample."""
     from dpstats.mechanisms.bounds import to_unit
     X = np.c_[np.ones(len(pop)), pop.drop(columns="y").to_numpy()]
@@ -88,8 +89,11 @@ def decompose(design, pop: pd.DataFrame) -> dict:
                            "r": (Xlin, ylin, 1.0), "xr": (Xclip, ylin, 1.0),
                            "xyr": (Xclip, yclip, 1.0), "none": (Xlin, ylin, None)}.items():
         out[key] = design.to_original(fixed_point(A, b, r))
-    # residuals="unclipped" (issue 16): gradient rows clipped, residuals on the unclipped rows
-    out["unclipped"] = design.to_original(fixed_point(Xlin, ylin, 1.0, Z=Xclip))
+    # residuals="unclipped" (issue 16): gradient rows clipped, residuals on the rows clipped
+    # to K half-widths of the box (bas.RESID_BOX)
+    for K in boxes:
+        XK = np.clip(Xlin, -K, K)
+        out[f"box={K:g}"] = design.to_original(fixed_point(XK, np.clip(ylin, -K, K), 1.0, Z=Xclip))
     return out
 
 
@@ -114,6 +118,8 @@ def main(argv=None) -> None:
     ap.add_argument("--cells", default="skewed,hetero,t3,centre")
     ap.add_argument("--ns", default="20000,200000")
     ap.add_argument("--eps", default="1,4")
+    ap.add_argument("--boxes", default="2,3,1048576",
+                    help="values of bas.RESID_BOX for the 'box=K' targets")
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args(argv)
     designs = {"centre": {}, "skewed": {"covariates": "skewed"}, "hetero": {"errors": "hetero"},
@@ -132,7 +138,8 @@ def main(argv=None) -> None:
                 for rep in range(a.reps):
                     df = simulate(cell, np.random.default_rng([rep, n, int(eps * 10)]))
                     d = released_design(df, eps, rep)
-                    for k, v in decompose(d, pop).items():
+                    boxes = [float(b) for b in a.boxes.split(",")]
+                    for k, v in decompose(d, pop, boxes).items():
                         acc.setdefault(k, []).append(v)
                     acc.setdefault("xhi", []).append(d.clip_hi[1:])
                     acc.setdefault("yhalf", []).append([d.y_half])

@@ -140,18 +140,14 @@ class FirstPass:
         return out
 
 
-#: Unclipped mapped values are kept within +-WIDE (dpstats.estimators.bounded.WIDE).
-WIDE = 2.0 ** 20
-
-
-def _unit(values, lo, hi, clip: bool) -> np.ndarray:
-    """:func:`to_unit` (``clip``), or the same affine map clipped only to ``+-WIDE``."""
-    if clip:
+def _unit(values, lo, hi, clip: float) -> np.ndarray:
+    """:func:`to_unit` (``clip == 1``), or the same affine map clipped to ``+-clip``."""
+    if clip == 1.0:
         return to_unit(values, lo, hi)
     lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
     with np.errstate(over="ignore"):
         out = (np.asarray(values, dtype=np.float64) - (lo / 2.0 + hi / 2.0)) / (hi / 2.0 - lo / 2.0)
-    return np.clip(out, -WIDE, WIDE)
+    return np.clip(out, -clip, clip)
 
 
 @dataclass(frozen=True)
@@ -169,11 +165,11 @@ class GramPass:
 
     theta: np.ndarray | None = None
     gradient: tuple | None = None        # DP-GD: (row scale s, loss, clip)
-    unclipped: bool = False              # BAS rounds: residuals on rows not clipped to the box
+    unclipped: float | None = None       # BAS rounds: residual rows clipped to this, not 1
 
-    def mapped(self, pdf, raw=None, clip: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """The partition's kept columns and ``y`` mapped into the unit box (``clip=False``:
-        the same map, clipped only to +-WIDE, as ``BoundedDesign.unclipped``)."""
+    def mapped(self, pdf, raw=None, clip: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+        """The partition's kept columns and ``y`` mapped into the unit box (``clip`` > 1:
+        the same map, clipped to ``[-clip, clip]``, as ``BoundedDesign.unclipped``)."""
         X, y = self.design(pdf) if raw is None else raw
         X = X[:, list(self.keep)]
         Xs = np.zeros_like(X)
@@ -192,7 +188,8 @@ class GramPass:
             s, loss, clip = self.gradient
             return {"grad": _gradient_sum(Xs / s, ys, self.theta, loss, clip)}
         if self.theta is not None:         # one boosting round: X'clip(y_r - X_r theta, -1, 1)
-            Xr, yr = self.mapped(pdf, raw, clip=False) if self.unclipped else (Xs, ys)
+            Xr, yr = (Xs, ys) if self.unclipped is None else \
+                self.mapped(pdf, raw, clip=self.unclipped)
             return {"grad": Xs.T @ np.clip(yr - Xr @ self.theta, -1.0, 1.0)}
         return {"gram": Xs.T @ Xs, "xty": Xs.T @ ys}
 

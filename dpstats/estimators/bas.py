@@ -93,6 +93,10 @@ T_DEFAULT = 100
 #: Where the boosting's residuals are computed (the default first): on the rows mapped but
 #: not clipped to the released box, or (the behaviour before issue 16) on the clipped rows.
 RESIDUALS = ("unclipped", "clipped")
+#: With ``residuals="unclipped"`` the residuals' rows and label are clipped to this many
+#: half-widths of the released box about its centre (a public constant; the gradient's rows
+#: stay in the box).
+RESID_BOX = 2.0
 #: Per variant: shrinkage and the shares of mu^2 for (Gram, eigenvalue, all rounds, bounds).
 DEFAULTS = {"scaled": (0.1, (1.0, 0.1, 2.0, 1.0)), "paper": (1.0, (1.0, 1.0, 1.0, 0.0))}
 
@@ -237,12 +241,13 @@ def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
         C = row_norm_bound(Xa.shape[1])        # ||x'|| <= sqrt(p), so ||x'/C|| <= 1
         Xn, yn = design.X / C, design.y
         if opt["residuals"] == "unclipped":    # see the module docstring (issue 16)
-            Xl, yl = design.unclipped(Xa, ya)
+            Xl, yl = design.unclipped(Xa, ya, RESID_BOX)
             resid = (Xl / C, yl)
     else:
         Xn, yn = clip_rows(Xa), ya
     released = {}
-    stats = None if engine is None else engine.boost_stats(design, C, opt["residuals"])
+    stats = None if engine is None else engine.boost_stats(
+        design, C, RESID_BOX if opt["residuals"] == "unclipped" else None)
     extra = {"resid": resid} if stats is None else {"stats": stats}
     theta, ridge = boost(Xn, yn, plan, opt["T"], opt["shrinkage"], opt["rho"], out=released,
                          **extra)

@@ -184,11 +184,13 @@ class BoundedDesign:
         return tuple(j for j in range(self.mid.size) if j != icol and j not in self.dropped) \
             + (() if icol is None else (icol,))
 
-    def unclipped(self, X: np.ndarray, y: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """``X`` and ``y`` through the same affine map as :attr:`X` and :attr:`y` but not
-        clipped to the box (only to ``+-WIDE``): the intercept 1, dropped columns 0, an
-        unbounded label as it is. Values of rows, not a release: BAS computes its clipped
-        residuals from them (the residual clip, not the box, bounds a row's influence).
+    def unclipped(self, X: np.ndarray, y: np.ndarray | None,
+                  wide: float = WIDE) -> tuple[np.ndarray, np.ndarray]:
+        """``X`` and ``y`` through the same affine map as :attr:`X` and :attr:`y` but clipped
+        to ``[-wide, wide]`` instead of the unit box (default: ``WIDE``, practically not at
+        all): the intercept 1, dropped columns 0, an unbounded label as it is. Values of rows,
+        not a release: BAS computes its clipped residuals from them (the residual clip, not the
+        box, bounds a row's influence).
 
         >>> d = bounded_design(np.c_[np.ones(3), [0.0, 1.0, 9.0]], np.array([0.0, 2.0, 20.0]),
         ...                    plan_bounds(np.ones((3, 2)), (0, 2), intercept_col=0))
@@ -201,9 +203,9 @@ class BoundedDesign:
         with np.errstate(over="ignore"):
             if kept:
                 Xl[:, kept] = np.clip((X[:, kept] - self.mid[kept]) / self.half[kept],
-                                      -WIDE, WIDE)
+                                      -wide, wide)
             yl = None if self.y is None else np.clip((np.asarray(y, dtype=np.float64)
-                                                      - self.y_mid) / self.y_half, -WIDE, WIDE)
+                                                      - self.y_mid) / self.y_half, -wide, wide)
         if self.intercept_col is not None:
             Xl[:, self.intercept_col] = 1.0
         return Xl, (y if yl is None else yl)
