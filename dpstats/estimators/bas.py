@@ -32,14 +32,17 @@ for (Gram, eigenvalue, rounds, bounds).
 **Residuals on the unclipped rows** (``residuals="unclipped"``, the default; issue 16). The
 rounds release ``sum_i z_i clip(y_i - x_i theta, -1, 1)`` where ``z_i`` is the row mapped and
 clipped to the released box (norm <= 1) and ``x_i``, ``y_i`` are the same row and label mapped
-by the same affine map but **not** clipped to the box (only to ``+-2^20``,
+by the same affine map but clipped only to ``[-RESID_BOX, RESID_BOX]`` (:data:`RESID_BOX` = 2
+half-widths of the box about its centre,
 :meth:`~dpstats.estimators.bounded.BoundedDesign.unclipped`). The sensitivity is unchanged
 (``||z_i|| |clip(.)| <= 1`` whatever ``x_i`` and ``y_i`` are; the label's box only sets its
 scale). The fixed point solves an estimating equation whose expectation is 0 at the model's
-coefficients whenever the errors are symmetric given x, so winsorizing x at the box and
-clipping y to its range no longer bias the fit (they did by up to 1.5 standard errors with
-skewed covariates and heteroscedastic errors: benchmarks/bas_clipping_bias.py). The residual
-sum of squares and the sandwich meat of the intervals use the same residuals.
+coefficients whenever the errors are symmetric given x and the rows lie within twice the box,
+so winsorizing x at the box and clipping y to its range no longer bias the fit (they did by
+up to 1.5 standard errors with skewed covariates and heteroscedastic errors; with K = 2 the
+simulated bias is at most 0.08: benchmarks/bas_clipping_bias.py). A larger K predicts worse
+from clipped inputs on heavy-tailed data (design note "BAS residuals"). The residual sum of
+squares and the sandwich meat of the intervals use the same residuals.
 ``residuals="clipped"`` gives the behaviour before (residuals on the clipped rows: the fit
 targets the regression of the clipped label on the winsorized inputs).
 
