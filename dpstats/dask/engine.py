@@ -147,11 +147,13 @@ class Engine:
                                               bounded.y_box))
         return out["gram"], out["xty"]
 
-    def boost_stats(self, bounded, C: float):
+    def boost_stats(self, bounded, C: float, resid_box: float | None = None):
         """BAS on rows divided by ``C``: ``(X'X / C^2, round)``, ``round(theta)`` one pass
-        for ``X'clip(y - X theta / C, -1, 1) / C`` (the rows of ``bounded.X / C``)."""
+        for ``X'clip(y - X theta / C, -1, 1) / C`` (the rows of ``bounded.X / C``; with
+        ``resid_box`` the residual's ``X`` and ``y`` are clipped to that many half-widths of
+        the box instead of 1, as ``BoundedDesign.unclipped``)."""
         gp = GramPass(self.design, self.keep, bounded.clip_lo, bounded.clip_hi,
-                      bounded.intercept_col, bounded.y_box)
+                      bounded.intercept_col, bounded.y_box, unclipped=resid_box)
         gram = reduce_frame(self.ddf, gp)["gram"] / (C * C)
 
         def round_(theta):

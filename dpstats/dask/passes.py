@@ -146,6 +146,16 @@ class FirstPass:
         return out
 
 
+def _unit(values, lo, hi, clip: float) -> np.ndarray:
+    """:func:`to_unit` (``clip == 1``), or the same affine map clipped to ``+-clip``."""
+    if clip == 1.0:
+        return to_unit(values, lo, hi)
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        out = (np.asarray(values, dtype=np.float64) - (lo / 2.0 + hi / 2.0)) / (hi / 2.0 - lo / 2.0)
+    return np.clip(out, -clip, clip)
+
+
 @dataclass(frozen=True)
 class GramPass:
     """``X'X`` and ``X'y`` of the kept columns mapped into the released clip box, as
@@ -161,27 +171,32 @@ class GramPass:
 
     theta: np.ndarray | None = None
     gradient: tuple | None = None        # DP-GD: (row scale s, loss, clip)
+    unclipped: float | None = None       # BAS rounds: residual rows clipped to this, not 1
 
-    def mapped(self, pdf) -> tuple[np.ndarray, np.ndarray]:
-        """The partition's kept columns and ``y`` mapped into the unit box."""
-        X, y = self.design(pdf)
+    def mapped(self, pdf, raw=None, clip: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+        """The partition's kept columns and ``y`` mapped into the unit box (``clip`` > 1:
+        the same map, clipped to ``[-clip, clip]``, as ``BoundedDesign.unclipped``)."""
+        X, y = self.design(pdf) if raw is None else raw
         X = X[:, list(self.keep)]
         Xs = np.zeros_like(X)
         box = np.isfinite(self.clip_lo)
         if box.any():
-            Xs[:, box] = to_unit(X[:, box], self.clip_lo[box], self.clip_hi[box])
+            Xs[:, box] = _unit(X[:, box], self.clip_lo[box], self.clip_hi[box], clip)
         if self.intercept_col is not None:
             Xs[:, self.intercept_col] = 1.0
-        return Xs, (y if self.y_box is None else to_unit(y, *self.y_box))   # 0/1: as it is
+        return Xs, (y if self.y_box is None else _unit(y, *self.y_box, clip))  # 0/1: as it is
 
     def __call__(self, pdf, part: int) -> dict:
-        Xs, ys = self.mapped(pdf)
+        raw = self.design(pdf)
+        Xs, ys = self.mapped(pdf, raw)
         if self.gradient is not None:      # one DP-GD step: the clipped gradient sum
             from ..estimators.dpgd import _gradient_sum
             s, loss, clip = self.gradient
             return {"grad": _gradient_sum(Xs / s, ys, self.theta, loss, clip)}
-        if self.theta is not None:         # one boosting round: X'clip(y - X theta, -1, 1)
-            return {"grad": Xs.T @ np.clip(ys - Xs @ self.theta, -1.0, 1.0)}
+        if self.theta is not None:         # one boosting round: X'clip(y_r - X_r theta, -1, 1)
+            Xr, yr = (Xs, ys) if self.unclipped is None else \
+                self.mapped(pdf, raw, clip=self.unclipped)
+            return {"grad": Xs.T @ np.clip(yr - Xr @ self.theta, -1.0, 1.0)}
         return {"gram": Xs.T @ Xs, "xty": Xs.T @ ys}
 
 

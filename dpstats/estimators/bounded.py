@@ -43,7 +43,7 @@ __all__ = ["BoundsPlan", "BoundedDesign", "plan_bounds", "bounded_design", "budg
            "check_inputs",
            "parse_bounds_for", "histogram_bounds", "hist_release", "gaussian_hist_release",
            "quantile_release", "abs_quantile_release", "label_bound_unusable",
-           "UNUSABLE_HALF_WIDTH", "BOUNDS_METHODS"]
+           "UNUSABLE_HALF_WIDTH", "BOUNDS_METHODS", "WIDE"]
 
 #: How ``"auto"`` bounds can be released: log-histograms or exponential-mechanism quantiles.
 BOUNDS_METHODS = ("hist", "quantile")
@@ -52,6 +52,9 @@ BOUNDS_METHODS = ("hist", "quantile")
 #: release landed in an unbounded end cell (+-2^65). Mapping back to the label's scale would
 #: multiply the coefficients by ~1e19.
 UNUSABLE_HALF_WIDTH = 2.0 ** 62
+#: :meth:`BoundedDesign.unclipped` keeps mapped values within ``+-WIDE`` (a public bound far
+#: outside the unit box, so that residuals computed from them stay finite).
+WIDE = 2.0 ** 20
 #: A released histogram bound at or beyond this half-width found nothing (it is +-2^64).
 _FAILED_HALF_WIDTH = 2.0 ** 63
 
@@ -180,6 +183,32 @@ class BoundedDesign:
         icol = self.intercept_col
         return tuple(j for j in range(self.mid.size) if j != icol and j not in self.dropped) \
             + (() if icol is None else (icol,))
+
+    def unclipped(self, X: np.ndarray, y: np.ndarray | None,
+                  wide: float = WIDE) -> tuple[np.ndarray, np.ndarray]:
+        """``X`` and ``y`` through the same affine map as :attr:`X` and :attr:`y` but clipped
+        to ``[-wide, wide]`` instead of the unit box (default: ``WIDE``, practically not at
+        all): the intercept 1, dropped columns 0, an unbounded label as it is. Values of rows,
+        not a release: BAS computes its clipped residuals from them (the residual clip, not the
+        box, bounds a row's influence).
+
+        >>> d = bounded_design(np.c_[np.ones(3), [0.0, 1.0, 9.0]], np.array([0.0, 2.0, 20.0]),
+        ...                    plan_bounds(np.ones((3, 2)), (0, 2), intercept_col=0))
+        >>> Xl, yl = d.unclipped(np.c_[np.ones(3), [0.0, 1.0, 9.0]], np.array([0.0, 2.0, 20.0]))
+        >>> d.X[:, 1].tolist(), Xl[:, 1].tolist(), yl.tolist()
+        ([-1.0, 0.0, 1.0], [-1.0, 0.0, 8.0], [-1.0, 1.0, 19.0])
+        """
+        kept = [j for j in self.kept if j != self.intercept_col]
+        Xl = np.zeros_like(X, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            if kept:
+                Xl[:, kept] = np.clip((X[:, kept] - self.mid[kept]) / self.half[kept],
+                                      -wide, wide)
+            yl = None if self.y is None else np.clip((np.asarray(y, dtype=np.float64)
+                                                      - self.y_mid) / self.y_half, -wide, wide)
+        if self.intercept_col is not None:
+            Xl[:, self.intercept_col] = 1.0
+        return Xl, (y if yl is None else yl)
 
     def to_original(self, theta) -> np.ndarray:
         """Coefficients on the original scale from coefficients ``theta`` on the mapped scale:

@@ -187,9 +187,9 @@ def _boost_inputs(monkeypatch, **kw):
     seen = {}
     real = bas.boost
 
-    def spy(Xn, y, plan, T, shrinkage, rho, out=None):
+    def spy(Xn, y, plan, T, shrinkage, rho, out=None, resid=None):
         seen["Xn"], seen["y"] = Xn, y
-        return real(Xn, y, plan, T, shrinkage, rho, out=out)
+        return real(Xn, y, plan, T, shrinkage, rho, out=out, resid=resid)
 
     monkeypatch.setattr(bas, "boost", spy)
     X, y = _data(n=500, d=4)
