@@ -25,7 +25,9 @@ coefficients and fits with an interval, ``coverage_min`` (the worst coefficient)
 ``coverage_max``, ``width_ratio`` (median width / the non-private OLS or logistic interval on
 the same data: the baseline in the same run), and the bias/variance diagnosis: ``z_bias``
 (largest |mean z| over coefficients, z = (estimate - truth) / se) and ``z_sd_min``,
-``z_sd_max`` (sd of z per coefficient; 1 is exact, below 1 conservative). Target (issue 16):
+``z_sd_max`` (sd of z per coefficient; 1 is exact, below 1 conservative); for the ``glm``
+family also ``coverage_box``: of the non-private fit on the inputs clipped to the fit's
+released box (what the clipping methods' intervals say they cover). Target (issue 16):
 every coefficient in [0.93, 0.98] where the fit releases.
 
     nice -n 10 python benchmarks/coverage.py --reps 500 [--families lm,tukey,glm]
@@ -82,9 +84,12 @@ GRID = {
 }
 
 
-def _row(family, cell_name, model, method, settings, reps, has, z, ratio, sec) -> dict:
+def _row(family, cell_name, model, method, settings, reps, has, z, ratio, sec,
+         z_box=None) -> dict:
     """One CSV row from per-fit arrays: ``has`` (fit has intervals), ``z`` (reps, coefs)
-    standardised errors (NaN: no interval), ``ratio`` (reps, coefs) widths / baseline."""
+    standardised errors (NaN: no interval), ``ratio`` (reps, coefs) widths / baseline;
+    ``z_box`` the errors against the non-private fit on inputs clipped to the released box
+    (what the clipping methods' intervals say they cover; ``coverage_box``)."""
     z = np.asarray(z, dtype=float).reshape(len(has), -1)
     ratio = np.asarray(ratio, dtype=float).reshape(len(has), -1)
     zk = z[np.asarray(has, dtype=bool)]
@@ -103,7 +108,17 @@ def _row(family, cell_name, model, method, settings, reps, has, z, ratio, sec) -
                 else np.nan,
                 "z_sd_min": float(np.nanmin(np.nanstd(zk, axis=0))) if zk.size else np.nan,
                 "z_sd_max": float(np.nanmax(np.nanstd(zk, axis=0))) if zk.size else np.nan,
+                "coverage_box": _coverage(z_box, has),
                 "sec": float(sec)}
+
+
+def _coverage(z, has) -> float:
+    """Share of ``|z| <= 1.96`` over fits with intervals (NaN when ``z`` is None or empty)."""
+    if z is None:
+        return np.nan
+    zk = np.asarray(z, dtype=float).reshape(len(has), -1)[np.asarray(has, dtype=bool)]
+    zk = zk[np.isfinite(zk)]
+    return float(np.mean(np.abs(zk) <= Z)) if zk.size else np.nan
 
 
 def run_lm(cell_name: str, method: str, reps: int, logistic: bool) -> dict:
@@ -151,11 +166,12 @@ def run_glm(cell_name: str, method: str, reps: int) -> dict:
     k = cell["p"] + 1
     has = est["released"].to_numpy()[::k]
     z = ((est["estimate"] - est["truth"]) / est["bse"]).to_numpy().reshape(reps, k)
+    z_box = ((est["estimate"] - est["box_truth"]) / est["bse"]).to_numpy().reshape(reps, k)
     ratio = np.tile(out["median_width_ratio"].to_numpy(), (reps, 1))   # medians (per coef)
     settings = {"n": cell["n"], "p": cell["p"], "eps": cell["eps"], "covariates": cell["cov"],
                 "errors": "logistic" if method.startswith("glm") else "gaussian"}
     return _row("glm", cell_name, "logistic" if method.startswith("glm") else "linear", method,
-                settings, reps, has, z, ratio, time.time() - t0)
+                settings, reps, has, z, ratio, time.time() - t0, z_box)
 
 
 def jobs(families, cells, methods, logistic: bool) -> list[tuple]:
@@ -183,7 +199,8 @@ def run(job: tuple, reps: int) -> dict:
 
 
 COLUMNS = ["family", "cell", "model", "method", "reps", "with_interval", "coverage",
-           "coverage_min", "coverage_max", "width_ratio", "z_bias", "z_sd_min", "z_sd_max"]
+           "coverage_min", "coverage_max", "width_ratio", "z_bias", "z_sd_min", "z_sd_max",
+           "coverage_box"]
 
 
 def _print(row: dict, i: int, total: int, t0: float) -> None:
@@ -192,7 +209,9 @@ def _print(row: dict, i: int, total: int, t0: float) -> None:
           f"{row['with_interval']:.2f}  coverage {row['coverage']:.3f} "
           f"[{row['coverage_min']:.3f}, {row['coverage_max']:.3f}]  width x"
           f"{row['width_ratio']:.2f}  |mean z| <= {row['z_bias']:.2f}  sd z "
-          f"{row['z_sd_min']:.2f}-{row['z_sd_max']:.2f}", flush=True)
+          f"{row['z_sd_min']:.2f}-{row['z_sd_max']:.2f}"
+          + ("" if np.isnan(row["coverage_box"]) else
+             f"  box-fit coverage {row['coverage_box']:.3f}"), flush=True)
 
 
 def merge(files: list[str], out: Path) -> pd.DataFrame:

@@ -44,6 +44,7 @@ from .glm import (
     DRAWS,
     PD_SHARE,
     SEED,
+    TAIL_CAVEAT,
     THRESHOLDS,
     _covariance,
     error_draws,
@@ -65,10 +66,11 @@ MAX_LEFT = 0.3
 COVERS = {
     "logistic": ("the logistic-regression coefficients of the inputs clipped to the released "
                  "box (the model's coefficients when the box holds the data), given the design "
-                 "and the selected terms; the sampling part assumes the logistic model holds"),
+                 "and the selected terms; the sampling part assumes the logistic model holds"
+                 + TAIL_CAVEAT),
     "squared": ("the least-squares coefficients of the label clipped to its released range on "
                 "the inputs clipped to the released box, given the design and the selected "
-                "terms; the sampling part assumes constant error variance"),
+                "terms; the sampling part assumes constant error variance" + TAIL_CAVEAT),
 }
 
 
