@@ -32,13 +32,14 @@ every coefficient in [0.93, 0.98] where the fit releases.
 
     nice -n 10 python benchmarks/coverage.py --reps 500 [--families lm,tukey,glm]
         [--cells centre,p=1,...] [--methods default,bas,...] [--out FILE]
-    python benchmarks/coverage.py --merge FILE [FILE ...]   # into results/coverage_all.csv
+    python benchmarks/coverage.py --merge imported FILE ...  # into results/coverage_all.csv
     python benchmarks/coverage.py --quick                    # smoke test, a few seconds
 
 Each cell's row is written as soon as it is done (partial results survive a kill); separate
 processes write separate ``--out`` files that ``--merge`` combines (a later file's row
-replaces an earlier one with the same family, cell, model and method). Writes
-``benchmarks/results/coverage_all.csv``.
+replaces an earlier one with the same family, cell, model and method; ``imported`` stands for
+the three scripts' committed results, :func:`imported`, so cells not re-run here still appear,
+with their source). Writes ``benchmarks/results/coverage_all.csv``.
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ def run(job: tuple, reps: int) -> dict:
 
 COLUMNS = ["family", "cell", "model", "method", "reps", "with_interval", "coverage",
            "coverage_min", "coverage_max", "width_ratio", "z_bias", "z_sd_min", "z_sd_max",
-           "coverage_box"]
+           "coverage_box", "source"]
 
 
 def _print(row: dict, i: int, total: int, t0: float) -> None:
@@ -214,9 +215,58 @@ def _print(row: dict, i: int, total: int, t0: float) -> None:
              f"  box-fit coverage {row['coverage_box']:.3f}"), flush=True)
 
 
+def imported(results: Path = HERE / "results") -> pd.DataFrame:
+    """Rows of the specialised scripts' committed results, in this schema (column ``source``):
+    interval_coverage.py's ``coverage.csv`` (summary rows), glm_coverage.py's
+    ``glm_coverage.csv`` (per coefficient) and tukey_coverage.py's fits
+    (``tukey_coverage_fits*.csv``, one row per fit and coefficient, run with the gate open:
+    the committed gate is applied here). A fresh run of the same key replaces them
+    (``--merge``)."""
+    rows = []
+    lm = pd.read_csv(results / "coverage.csv")
+    for _, r in lm.iterrows():
+        rows.append({"family": "lm", "cell": r["design"], "model": r["model"],
+                     "method": r["method"], **{k: r[k] for k in ("n", "p", "eps", "covariates",
+                                                                 "errors")},
+                     "reps": int(r["reps"]), "with_interval": r["with_interval"],
+                     "coverage": r["coverage"], "coverage_min": r["coverage_min"],
+                     "width_ratio": r["width_ratio"], "source": "interval_coverage.py"})
+    glm = pd.read_csv(results / "glm_coverage.csv")
+    for (method, n, p, eps, cov), g in glm.groupby(["method", "n", "p", "eps", "cov"],
+                                                    sort=False):
+        cell = _glm_name({"n": n, "p": p, "eps": eps, "cov": cov})
+        rows.append({"family": "glm", "cell": cell, "method": method,
+                     "model": "logistic" if method.startswith("glm") else "linear",
+                     "n": n, "p": p, "eps": eps, "covariates": cov,
+                     "reps": int(g["reps"].iloc[0]),
+                     "with_interval": 1.0 - g["withheld_share"].iloc[0],
+                     "coverage": g["coverage"].mean(), "coverage_min": g["coverage"].min(),
+                     "coverage_max": g["coverage"].max(),
+                     "width_ratio": g["median_width_ratio"].median(),
+                     "source": "glm_coverage.py"})
+    files = sorted(results.glob("tukey_coverage_fits*.csv"))
+    if files:
+        from dpstats.estimators.inference import gate
+        fits = pd.concat([pd.read_csv(f) for f in files])
+        fits = fits[fits["method"] == "tukey"]
+        for cell, g in fits.groupby("cell", sort=False):
+            g = g.sort_values(["rep", "coef"], key=lambda c: c if c.name == "rep" else
+                              c.map(list(dict.fromkeys(g["coef"])).index))
+            k = g["coef"].nunique()
+            reps = len(g) // k
+            has = (g["has_se"].to_numpy() & (g["index"].to_numpy() >= gate.TUKEY_THRESHOLD))
+            has = has.reshape(reps, k).any(axis=1)
+            z = ((g["estimate"] - g["truth"]) / g["se"]).to_numpy()
+            row = _row("tukey", cell, "linear", "tukey", g.iloc[0].to_dict(), reps, has, z,
+                       g["width_ratio"].to_numpy(), 0.0)
+            rows.append({**row, "source": "tukey_coverage.py"})
+    return pd.DataFrame(rows)
+
+
 def merge(files: list[str], out: Path) -> pd.DataFrame:
     """Rows of several runs, a later file's row replacing an earlier one (same key)."""
-    table = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    table = pd.concat([imported() if f == "imported" else pd.read_csv(f) for f in files],
+                      ignore_index=True)
     table = table.drop_duplicates(KEY, keep="last")
     table.to_csv(out, index=False)
     return table
@@ -248,7 +298,7 @@ def main(argv=None) -> int:
                     set(filter(None, a.methods.split(","))), not a.no_logistic)
     rows, t0 = [], time.time()
     for i, job in enumerate(todo, 1):
-        rows.append(run(job, a.reps))
+        rows.append({**run(job, a.reps), "source": "coverage.py"})
         _print(rows[-1], i, len(todo), t0)
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         pd.DataFrame(rows).to_csv(a.out, index=False)
