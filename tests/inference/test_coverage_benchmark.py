@@ -71,7 +71,8 @@ def test_declared_grid_spans_the_issue():
 
 def test_row_summarises_coverage_bias_and_spread():
     """The fast variant: the common row from per-fit z-scores (a fit without intervals is left
-    out of coverage; a biased coefficient shows in ``z_bias`` and lowers ``coverage_min``)."""
+    out of coverage; a biased coefficient shows in ``z_bias`` and lowers ``coverage_min``; a
+    wild z is counted in ``z_wild`` and does not swamp the mean and sd)."""
     mod = _load()
     rng = np.random.default_rng(3)
     z = rng.normal(size=(4000, 2))
@@ -79,6 +80,7 @@ def test_row_summarises_coverage_bias_and_spread():
     has = np.ones(4000, dtype=bool)
     has[:1000] = False
     z[:1000] = np.nan
+    z[2000, 0] = 1e17                              # one broken interval (se ~ 0)
     row = mod._row("lm", "centre", "linear", "bas", {"n": 1}, 4000, has, z,
                    np.full((4000, 2), 2.0), 0.0)
     assert row["with_interval"] == 0.75
@@ -87,3 +89,4 @@ def test_row_summarises_coverage_bias_and_spread():
     assert abs(row["z_bias"] - 2.0) < 0.05
     assert abs(row["z_sd_min"] - 0.5) < 0.03 and abs(row["z_sd_max"] - 1.0) < 0.05
     assert row["width_ratio"] == 2.0
+    assert row["z_wild"] == 1 / 6000               # counted, and kept out of z_bias / z_sd
