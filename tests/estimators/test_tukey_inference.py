@@ -168,3 +168,21 @@ def test_small_group_bias_uses_the_bias_aware_value():
     new = base * tinf.bias_aware_quantile(b / base) / 1.959964
     assert base * 1.9 < new < base + b / 1.959964
     assert 2.0 < b / base < 2.6
+
+
+def test_prediction_without_correlations_uses_the_worst_case_bound():
+    """Tukey releases no coefficient correlations; far from the centre (x around 5) the
+    intercept and slope are strongly correlated, so the prediction's standard error is
+    ``sum |x_j| se_j`` (valid for every correlation), not the zero-correlation value."""
+    rng = np.random.default_rng(8)
+    n = 60_000
+    x = rng.normal(5.0, 1.0, n)
+    df = pd.DataFrame({"x": x, "y": 2.0 + 0.5 * x + rng.normal(size=n)})
+    fit = dp.dp_lm("y ~ x", df, eps=2.0, delta=1e-5, method="tukey", random_state=1)
+    se = fit.bse.to_numpy()
+    assert np.isfinite(se).all() and np.isnan(fit.cov_params().iloc[0, 1])
+    new = pd.DataFrame({"x": [0.0, 5.0, -3.0]})
+    pr = fit.get_prediction(new)
+    X = np.c_[np.ones(3), new["x"]]
+    np.testing.assert_allclose(pr.se_mean.to_numpy(), np.abs(X) @ se, rtol=1e-12)
+    assert (pr.se_mean.to_numpy()[1:] > np.sqrt(X[1:] ** 2 @ se ** 2) * 1.2).all()

@@ -39,7 +39,8 @@ the bound (Armstrong and Kolesar, "Simple and honest confidence intervals in non
 regression", Quantitative Economics 2020). This replaced ``sqrt(f / m) + b / 1.96`` (the sum of
 the two half-widths), which at p = 1 covered 0.988 at 3.3x OLS (design note NN).
 Correlations between coefficients are not released (NaN off the diagonal: ``get_prediction``
-then has no interval). Intervals are given only where the release gate passes
+then uses ``sum_j |x_j| se_j``, the largest standard error over every correlation). Intervals
+are given only where the release gate passes
 (:func:`dpstats.estimators.inference.gate.tukey_passes`, ``m * eps / p``, public). Designs
 whose groups vote only on identified coefficients (factor terms) and dask frames get none.
 """
@@ -252,5 +253,6 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
                 + ("" if INFLATION == 1 else f", times {INFLATION:g}")
                 + f"; released because the release gate passed (m*eps/columns \u2248 "
                   f"{gate.tukey_index(m, plan.eps / plan.share, p):,.0f} >= "
-                  f"{gate.TUKEY_THRESHOLD:,.0f}); coefficient correlations are not released"),
+                  f"{gate.TUKEY_THRESHOLD:,.0f}); coefficient correlations are not released "
+                  f"(prediction intervals use the bound sum |x_j| se_j, conservative)"),
         sigma=resid / _MAD)
