@@ -41,6 +41,12 @@ processes write separate ``--out`` files that ``--merge`` combines (a later file
 replaces an earlier one with the same family, cell, model and method; ``imported`` stands for
 the three scripts' committed results, :func:`imported`, so cells not re-run here still appear,
 with their source). Writes ``benchmarks/results/coverage_all.csv``.
+
+The committed ``coverage_all.csv`` (session 8) is ``--merge imported`` followed by the runs
+kept in ``results/coverage_runs/`` (their file names say family, cell and replications;
+``lm_dpgd_skewed_300_gate0.3.csv`` is the run before DP-GD's squared-loss convergence gate
+moved to 0.2 and is not merged), plus the Tukey fits of ``tukey_coverage.py`` (imported):
+every cell keeps the source and replication count it came from.
 """
 
 from __future__ import annotations
@@ -275,6 +281,8 @@ def merge(files: list[str], out: Path) -> pd.DataFrame:
     """Rows of several runs, a later file's row replacing an earlier one (same key)."""
     table = pd.concat([imported() if f == "imported" else pd.read_csv(f) for f in files],
                       ignore_index=True)
+    table["source"] = table["source"].fillna("coverage.py") if "source" in table else \
+        "coverage.py"
     table = table.drop_duplicates(KEY, keep="last")
     table.to_csv(out, index=False)
     return table
