@@ -63,8 +63,8 @@ WEIGHT = 0.05
 RSS_PART = 0.4
 #: Largest ``a^T`` (share of the distance from 0 not yet covered) with intervals, per loss.
 #: Squared loss 0.2: its released fits with 0.2-0.3 left were the skewed-covariate ones and
-#: covered 0.72-0.74 (benchmarks/coverage.py; design note NN); logistic fits in that band
-#: over-cover (0.99), so theirs stays 0.3.
+#: covered 0.72-0.74 (benchmarks/coverage.py; design-notes.md, "The remaining interval
+#: misses"); logistic fits in that band over-cover (0.99), so theirs stays 0.3.
 MAX_LEFT = {"logistic": 0.3, "squared": 0.2}
 COVERS = {
     "logistic": ("the logistic-regression coefficients of the inputs clipped to the released "

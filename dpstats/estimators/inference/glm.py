@@ -83,7 +83,8 @@ SEED = 16_2026
 REFERENCE = ("Fisher information released privately, privacy noise of the released "
              "distribution propagated; parametric bootstrap as Ferrando, Wang & Sheldon "
              "(AISTATS 2022)")
-#: What a box cuts (measured: design note NN, benchmarks/coverage.py's ``coverage_box``).
+#: What a box cuts (measured: design-notes.md, "The remaining interval misses";
+#: benchmarks/coverage.py's ``coverage_box``).
 TAIL_CAVEAT = ("; when the box cuts the long tail of a skewed covariate (or label), the "
                "clipped fit's coefficients differ from the model's, the intercept most, and "
                "the interval need not hold the model's")

@@ -37,7 +37,8 @@ errors, and ``cv(r)`` the bias-aware critical value (:func:`bias_aware_quantile`
 quantile of ``|N(r, 1)|``, so the symmetric 95% interval covers whenever the shift is at most
 the bound (Armstrong and Kolesar, "Simple and honest confidence intervals in nonparametric
 regression", Quantitative Economics 2020). This replaced ``sqrt(f / m) + b / 1.96`` (the sum of
-the two half-widths), which at p = 1 covered 0.988 at 3.3x OLS (design note NN).
+the two half-widths), which at p = 1 covered 0.988 at 3.3x OLS (docs/design-notes.md, "The
+remaining interval misses").
 Correlations between coefficients are not released (NaN off the diagonal: ``get_prediction``
 then uses ``sum_j |x_j| se_j``, the largest standard error over every correlation). Intervals
 are given only where the release gate passes
