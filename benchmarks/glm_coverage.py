@@ -91,6 +91,23 @@ def baseline_width(method: str, df: pd.DataFrame) -> np.ndarray:
     return ci[:, 1] - ci[:, 0]
 
 
+def box_truth(method: str, df: pd.DataFrame, res) -> np.ndarray:
+    """The non-private fit of the same model on the inputs clipped to the fit's released box
+    (``res.clip``): what the intervals say they cover (the label's clipping is not applied).
+    NaN when the fit released no box."""
+    X = df.drop(columns="y").to_numpy()
+    if res.clip is None:
+        return np.full(X.shape[1] + 1, np.nan)
+    lo, hi = (np.asarray(v, dtype=float)[1:] for v in res.clip)
+    Xc = sm.add_constant(np.clip(X, lo, hi), has_constant="add")
+    try:
+        model = sm.Logit(df["y"], Xc) if method.startswith("glm") else sm.OLS(df["y"], Xc)
+        return np.asarray(model.fit(disp=0).params if method.startswith("glm")
+                          else model.fit().params, dtype=float)
+    except Exception:       # a separated or singular clipped design: no box truth
+        return np.full(X.shape[1] + 1, np.nan)
+
+
 def run_cell(cell: dict, method: str, reps: int, baseline_reps: int, seed: int,
              raw: list | None = None) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
@@ -112,9 +129,11 @@ def run_cell(cell: dict, method: str, reps: int, baseline_reps: int, seed: int,
             width[r] = ci[:, 1] - ci[:, 0]
         if raw is not None:
             n_hat = float("nan") if res.n_noisy is None else float(res.n_noisy)
+            boxed = box_truth(method, df, res) if ok else np.full(p + 1, np.nan)
             raw.extend({**cell, "method": method, "rep": r, "coef": j, "truth": beta[j],
                         "estimate": float(res.params.iloc[j]), "bse": float(res.bse.iloc[j]),
-                        "n_noisy": n_hat, "released": ok} for j in range(p + 1))
+                        "n_noisy": n_hat, "released": ok, "box_truth": boxed[j]}
+                       for j in range(p + 1))
         if r < baseline_reps:
             base.append(baseline_width(method, df))
     base_w = np.median(np.array(base), axis=0)

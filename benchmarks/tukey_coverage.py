@@ -165,6 +165,8 @@ def main(argv=None) -> int:
     ap.add_argument("--arm-reps", type=int, default=60, help="replications in the other cells")
     ap.add_argument("--methods", default="auto,tukey")
     ap.add_argument("--cells", default="", help="comma list of cell names (default: all)")
+    ap.add_argument("--start", type=int, default=0,
+                    help="first replication (more replications of a cell in another process)")
     ap.add_argument("--tag", default="", help="fits file suffix (runs in parallel processes)")
     ap.add_argument("--merge", action="store_true",
                     help="only summarise every tukey_coverage_fits*.csv into the results CSV")
@@ -179,7 +181,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     for cell in chosen:
         reps = args.reps if cell["cell"] == "centre" else args.arm_reps
-        for rep in range(reps):
+        for rep in range(args.start, args.start + reps):
             df, truth = simulate(cell, 1_000_000 + rep)
             done = {}
             for method in args.methods.split(","):
@@ -192,8 +194,9 @@ def main(argv=None) -> int:
                         _same(done["auto"], fit)
                 done[method] = fit
                 rows += [{**r, **cell, "method": method, "rep": rep} for r in fit]
-            if rep % 20 == 19 or rep == reps - 1:
-                print(f"  {cell['cell']}: {rep + 1}/{reps} reps, {time.time() - t0:,.0f} s",
+            if rep % 20 == 19 or rep == args.start + reps - 1:
+                print(f"  {cell['cell']}: {rep + 1 - args.start}/{reps} reps, "
+                      f"{time.time() - t0:,.0f} s",
                       file=sys.stderr, flush=True)
         fits = pd.DataFrame(rows)
         RESULTS.mkdir(exist_ok=True)

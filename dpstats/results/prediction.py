@@ -49,6 +49,23 @@ class PredictionResults:
         return out
 
 
+def _without_correlations(X: np.ndarray, V: np.ndarray, se: np.ndarray) -> np.ndarray:
+    """Where coefficient correlations were not released (finite variances, NaN covariances:
+    Tukey), ``sum_j |x_j| se_j``: the largest standard error of ``x' beta`` over every
+    correlation (triangle inequality), so the interval is conservative, never too short.
+
+    >>> V = np.array([[4.0, np.nan], [np.nan, 1.0]])
+    >>> _without_correlations(np.array([[1.0, -2.0]]), V, np.array([0.0])).tolist()
+    [4.0]
+    """
+    d = np.diag(V)
+    ok = np.isfinite(d)
+    unknown = ~np.isfinite(V) & ok[:, None] & ok[None, :]
+    if not unknown.any():
+        return se
+    return np.abs(X) @ np.sqrt(np.where(ok, d, 0.0))
+
+
 def prediction_results(result, newdata) -> PredictionResults:
     """:class:`PredictionResults` of ``result`` on ``newdata`` (DataFrame or dict)."""
     from ..formula.checks import _check_frame
@@ -62,6 +79,7 @@ def prediction_results(result, newdata) -> PredictionResults:
         used = np.abs(X) > 0               # a coefficient without interval matters only if used
         Vz = np.where(np.isfinite(V), V, 0.0)
         se = np.sqrt(np.einsum("ij,jk,ik->i", X, Vz, X))
+        se = _without_correlations(X, V, se)
         inf = result._inf()
         kept = np.array([c in inf.kept for c in result.params.index], dtype=bool)
         missing = ~np.isfinite(np.diag(V)) & kept if inf.kept else np.ones(len(beta), bool)

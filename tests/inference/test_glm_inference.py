@@ -196,3 +196,24 @@ def test_dpgd_unfinished_descent_is_gated():
                       select=None, random_state=0)
     assert r.bse.isna().all() and "had not converged" in r.inference.reason
     assert np.isfinite(ok.bse).all() and ok.inference.sigma > 0
+
+
+def test_dpgd_convergence_gate_is_per_loss(monkeypatch):
+    """A descent with a quarter of the way left in its slowest direction: squared-loss DP-GD
+    withholds its intervals (MAX_LEFT 0.2: such fits under-covered), logistic DP-GD keeps them
+    (0.3). Only the recorded share left is replaced; the fits are real."""
+    real = inf_dpgd._gd_model
+
+    def quarter_left(*a, **k):
+        bias, cov, _ = real(*a, **k)
+        return bias, cov, 0.25
+
+    monkeypatch.setattr(inf_dpgd, "_gd_model", quarter_left)
+    df = _frame(20_000, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lm = dp.dp_lm("z ~ x0 + x1 + x2", df, eps=1.0, delta=1e-5, method="dpgd",
+                      select=None, random_state=0)
+    glm = _glm(df, method="dpgd")
+    assert lm.bse.isna().all() and "had not converged" in lm.inference.reason
+    assert np.isfinite(glm.bse).all()
