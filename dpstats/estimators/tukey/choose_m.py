@@ -41,13 +41,23 @@ from ..._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
 from ...mechanisms.ptr import distance_to_unsafety, ptr_parameters
 
 __all__ = ["choose_m", "models_needed", "ROWS_PER_COLUMN", "SAFETY", "MAX_MODELS", "cap_models",
-           "CAP_MULTIPLE", "models_cap"]
+           "CAP_MULTIPLE", "models_cap", "GATE_ROWS_PER_COLUMN", "GATE_INDEX", "gate_models"]
 
 #: Most rows per model per regression column once PTR's need is met: groups grow up to this
 #: before the number of models does (benchmarks/auto_rule_misspec.py, design note NN: under a
 #: misspecified mean Tukey's loss to OLS shrank with the group size, and did not grow under a
 #: linear one; 3 before, from the ten regression files).
 ROWS_PER_COLUMN = 30.0
+#: Fewest rows per model per column ``choose_m`` accepts to open the intervals' release gate:
+#: when the rule above gives fewer models than the gate needs (``m eps / p >= TUKEY_THRESHOLD``)
+#: and the rows allow groups of at least this size, m is raised to what the gate needs (design
+#: note NN, "Tukey groups and the intervals' gate"). Between the 3 rows per column under which
+#: the intervals were calibrated and the 30 of the misspecification rule.
+GATE_ROWS_PER_COLUMN = 5.0
+#: The intervals' release gate, ``m eps / p >= GATE_INDEX``: the committed
+#: :data:`dpstats.estimators.inference.gate.TUKEY_THRESHOLD` (a test keeps them equal; a
+#: separate constant so that a coverage study which opens the gate does not change m).
+GATE_INDEX = 250.0
 #: Multiplier on the simulated number of models, for heavier-than-Gaussian real model clouds.
 SAFETY = 1.5
 #: Most Tukey models dpstats fits (a public cap; reached by data sets of more than
@@ -106,7 +116,9 @@ def choose_m(n_noisy: float, p: int, eps_tukey: float, delta: float, lemma: str 
              accounting: str = "swap") -> int:
     """Number of models for ``m="auto"`` from the private row count and public p, eps, delta.
 
-    >>> choose_m(100_000, 6, 1.0, 1e-5) == math.ceil(1.5 * models_needed(6, 1.0, 1e-5))
+    >>> choose_m(20_000, 6, 1.0, 1e-5) == math.ceil(1.5 * models_needed(6, 1.0, 1e-5))
+    True
+    >>> choose_m(100_000, 6, 1.0, 1e-5) == gate_models(6, 1.0)   # opens the intervals' gate
     True
     >>> choose_m(1_000_000, 6, 1.0, 1e-5)   # 30 rows per model per column
     5555
@@ -117,7 +129,20 @@ def choose_m(n_noisy: float, p: int, eps_tukey: float, delta: float, lemma: str 
         return 0
     needed = math.ceil(SAFETY * models_needed(p, eps_tukey, delta, lemma, accounting))
     m = max(n_noisy / (ROWS_PER_COLUMN * p), min(needed, n_noisy / p))
+    m_gate = gate_models(p, eps_tukey)
+    if m < m_gate <= n_noisy / (GATE_ROWS_PER_COLUMN * p):
+        m = m_gate
     return cap_models(min(m, CAP_MULTIPLE * needed))
+
+
+def gate_models(p: int, eps_tukey: float) -> int:
+    """Fewest models whose Tukey intervals pass the release gate (``m eps / p >= threshold``,
+    :func:`dpstats.estimators.inference.gate.tukey_passes`; public).
+
+    >>> gate_models(6, 1.0)
+    1500
+    """
+    return math.ceil(GATE_INDEX * p / eps_tukey)
 
 
 def models_cap(p: int, eps_tukey: float, delta: float, lemma: str = "8.5",

@@ -10,10 +10,14 @@ import pandas as pd
 import pytest
 
 import dpstats as dp
+from dpstats.estimators.inference import gate
 from dpstats.estimators.tukey.choose_m import (
+    GATE_INDEX,
+    GATE_ROWS_PER_COLUMN,
     ROWS_PER_COLUMN,
     SAFETY,
     choose_m,
+    gate_models,
     models_cap,
     models_needed,
 )
@@ -26,14 +30,25 @@ def _need(p=P, eps=EPS):
 
 
 def test_needed_models_until_groups_reach_the_target_size():
-    need = _need()
-    assert ROWS_PER_COLUMN > 3
-    for n in (need * P, 3 * need * P, 10 * need * P, ROWS_PER_COLUMN * need * P):
+    need, m_gate = _need(), gate_models(P, EPS)
+    assert ROWS_PER_COLUMN > 3 and need < m_gate
+    for n in (need * P, 3 * need * P, GATE_ROWS_PER_COLUMN * m_gate * P - 1):
         assert choose_m(n, P, EPS, DELTA) == need          # groups grow, models stay
-    n = 2 * ROWS_PER_COLUMN * need * P
+    n = 2 * ROWS_PER_COLUMN * m_gate * P
     assert choose_m(n, P, EPS, DELTA) == int(n / (ROWS_PER_COLUMN * P))   # then models grow
     assert choose_m(1e12, P, EPS, DELTA) == models_cap(P, EPS, DELTA)
     assert choose_m(need * P - P, P, EPS, DELTA) == need - 1             # below: 1 row per column
+
+
+def test_models_rise_to_open_the_intervals_gate_when_groups_stay_large_enough():
+    """Between GATE_ROWS_PER_COLUMN and ROWS_PER_COLUMN rows per model per column, m is what the
+    intervals' release gate needs; a variant without the floor would withhold them."""
+    assert GATE_INDEX == gate.TUKEY_THRESHOLD
+    m_gate = gate_models(P, EPS)
+    for n in (GATE_ROWS_PER_COLUMN * m_gate * P, 20 * m_gate * P):
+        m = choose_m(n, P, EPS, DELTA)
+        assert m == m_gate and gate.tukey_passes(m, EPS, P)
+        assert not gate.tukey_passes(_need(), EPS, P)      # the rule without the floor
 
 
 def test_kernel_dispatch_assumes_the_largest_groups():
