@@ -86,7 +86,7 @@ def meat_factors(released: dict, rss_draws: np.ndarray, x0sq: float, icol: int,
 
     >>> rel = {"meat": np.diag([2.0, 1.0]), "sigma": 1e-9}
     >>> L = meat_factors(rel, np.full(3, 2.0), 1.0, 0, 1.0)
-    >>> np.round(L[0] @ L[0].T, 6).tolist()
+    >>> (np.round(L[0] @ L[0].T, 6) + 0.0).tolist()
     [[2.0, 0.0], [0.0, 1.0]]
     """
     S, sigma = released["meat"], float(released["sigma"])

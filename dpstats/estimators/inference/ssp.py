@@ -207,7 +207,7 @@ def fit_statistics(gram_noisy: np.ndarray, theta: np.ndarray, rss_noisy: float,
     >>> G = np.array([[100.0, 0.0], [0.0, 25.0]])
     >>> st = fit_statistics(G, np.array([0.0, 1.0]), 25.0, 0, 100.0, 2.0)
     >>> round(st["r2"], 3), round(st["sigma"], 3)
-    (0.5, 1.005)
+    (0.5, 1.01)
     """
     p = theta.size
     dof = n_hat - p
