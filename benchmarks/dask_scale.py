@@ -46,7 +46,7 @@ METHODS = ("tukey", "adassp", "bas")
 PANDAS_MAX = 10_000_000
 #: Time ``ddf.sum().compute()`` too (``--no-sum``: not).
 SUM = True
-#: The default fit (select="auto": SubLasso at these sizes, k=5; method "tukey") and each
+#: The default fit (method and select "auto": Tukey on every term at these sizes) and each
 #: method with the same selection.
 CASES = [("default", {})] + [(m, {"method": m}) for m in METHODS if m != "tukey"]
 

@@ -124,3 +124,32 @@ def test_fold_frame_is_independent_of_chains_and_partitions():
     for parts, chains in ((1, 1), (5, 1), (5, 2), (5, 3)):
         got = fold_frame(dd.from_pandas(df, npartitions=parts), gp, np.copy, chains=chains)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("keep", [[0, 2, 4], [3, 1], [4]])
+def test_kept_sums_equal_the_kept_columns_sums(keep):
+    """The first pass sums every column; a Tukey fit on fewer columns takes a sub-array."""
+    from dpstats.dask.speculate import kept_sums
+    rng = np.random.default_rng(4)
+    X, y, lab = rng.normal(size=(3000, 5)), rng.normal(size=3000), rng.integers(0, 7, 3000)
+    got = kept_sums(group_sums(X, y, lab, 7), 5, keep)
+    np.testing.assert_allclose(got, group_sums(X[:, keep], y, lab, 7), rtol=1e-12, atol=1e-12)
+
+
+def test_guess_is_what_choose_m_takes_on_many_rows():
+    """The first pass's guess is the m that the Tukey stage chooses from a large released count
+    with all columns and no selector, with the regression budget of the pipeline's own plan (so
+    the speculative sums are used there); a user's m is the guess; no guess without Tukey."""
+    from types import SimpleNamespace as NS
+
+    from dpstats.dask.speculate import guess_models
+    from dpstats.pipeline.budget import DEFAULT_SPLIT, plan_budget, replan
+    req = NS(kind="lm", method="auto", m="auto", eps=1.0, delta=1e-5, lemma="8.5",
+             accounting="swap", shares=DEFAULT_SPLIT, budget=None, groups="auto",
+             rng=np.random.default_rng(0))
+    plan = replan(plan_budget(req, 10**9, "auto", force_n=True), req, None)
+    for p in (3, 6, 10):
+        assert guess_models(req, p, (0.0, 0.0)) == choose_m(1e9, p, plan.eps_reg,
+                                                             plan.delta_reg)
+    assert guess_models(NS(**{**vars(req), "m": 500}), 4, (0.0, 0.0)) == 500
+    assert guess_models(NS(**{**vars(req), "method": "adassp"}), 4, (0.0, 0.0)) is None
