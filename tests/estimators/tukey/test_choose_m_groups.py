@@ -32,7 +32,7 @@ def _need(p=P, eps=EPS):
 def test_needed_models_until_groups_reach_the_target_size():
     need, m_gate = _need(), gate_models(P, EPS)
     assert ROWS_PER_COLUMN > 3 and need < m_gate
-    for n in (need * P, 3 * need * P, GATE_ROWS_PER_COLUMN * m_gate * P - 1):
+    for n in (need * P, 3 * need * P, GATE_ROWS_PER_COLUMN * gate_models(P, EPS, 1.0) * P - 1):
         assert choose_m(n, P, EPS, DELTA) == need          # groups grow, models stay
     n = 2 * ROWS_PER_COLUMN * m_gate * P
     assert choose_m(n, P, EPS, DELTA) == int(n / (ROWS_PER_COLUMN * P))   # then models grow
@@ -41,14 +41,18 @@ def test_needed_models_until_groups_reach_the_target_size():
 
 
 def test_models_rise_to_open_the_intervals_gate_when_groups_stay_large_enough():
-    """Between GATE_ROWS_PER_COLUMN and ROWS_PER_COLUMN rows per model per column, m is what the
-    intervals' release gate needs; a variant without the floor would withhold them."""
+    """Where groups keep GATE_ROWS_PER_COLUMN rows per column, m is what the intervals' release
+    gate needs with its margin, else the gate itself; a variant without the floor would
+    withhold the intervals."""
     assert GATE_INDEX == gate.TUKEY_THRESHOLD
-    m_gate = gate_models(P, EPS)
-    for n in (GATE_ROWS_PER_COLUMN * m_gate * P, 20 * m_gate * P):
-        m = choose_m(n, P, EPS, DELTA)
-        assert m == m_gate and gate.tukey_passes(m, EPS, P)
-        assert not gate.tukey_passes(_need(), EPS, P)      # the rule without the floor
+    with_margin, plain = gate_models(P, EPS), gate_models(P, EPS, 1.0)
+    assert with_margin > plain
+    for n in (GATE_ROWS_PER_COLUMN * with_margin * P, 20 * with_margin * P):
+        assert choose_m(n, P, EPS, DELTA) == with_margin
+    n = GATE_ROWS_PER_COLUMN * plain * P                      # room for the gate only
+    m = choose_m(n, P, EPS, DELTA)
+    assert m == plain and gate.tukey_passes(m, EPS, P)
+    assert not gate.tukey_passes(_need(), EPS, P)            # the rule without the floor
 
 
 def test_kernel_dispatch_assumes_the_largest_groups():
