@@ -69,9 +69,11 @@ EXPLANATIONS: Mapping[Withheld, Explanation] = MappingProxyType({
         short="every Tukey depth region has zero volume"),
     Withheld.LABEL_BOUNDS: Explanation(
         "the private bounds of the response found no histogram cell above the noise threshold "
-        "(too few rows for this eps). Give public bounds, e.g. bounds={'y': (lo, hi)}, use a "
-        "larger eps or more rows.",
-        short="the response's private bounds found nothing (too few rows for this eps)"),
+        "(too few rows for this eps, or values beyond the histogram's grid of about "
+        "2**-64 to 2**64 in absolute value). Give public bounds, e.g. bounds={'y': (lo, hi)}, "
+        "rescale the response by a public constant, use a larger eps or more rows.",
+        short="the response's private bounds found nothing (too few rows for this eps, or "
+              "values off the grid)"),
     Withheld.TOO_FEW_ROWS: Explanation(
         "the private row count is below what any method needs for this model (the Notes say "
         "how many rows; see dpstats.rows_needed). The fit stopped after the row count: only "

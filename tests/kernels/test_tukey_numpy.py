@@ -98,8 +98,10 @@ def test_the_public_size_rule_chooses_the_path(monkeypatch, limit, numba):
 def test_rule_reads_groups_and_columns_only():
     assert not tukey_ols.uses_kernel(764, 9)                  # california's demo fit
     assert tukey_ols.uses_kernel(1_000_000 // 60, 20)        # n = 1e6, p = 20
-    assert tukey_ols.uses_kernel(tukey_ols.NUMPY_MAX_WORK // 4 + 1, 2)
-    assert not tukey_ols.uses_kernel(tukey_ols.NUMPY_MAX_WORK // 4, 2)
+    per_model = 4 * tukey_ols.GROUP_ROWS_PER_COLUMN / 3.0      # p = 2, groups of 30 p rows
+    boundary = int(tukey_ols.NUMPY_MAX_WORK // per_model)
+    assert tukey_ols.uses_kernel(boundary + 1, 2)
+    assert not tukey_ols.uses_kernel(boundary, 2)
 
 
 def test_the_tukey_unit_is_not_prepared_ahead_of_a_request():

@@ -73,8 +73,10 @@ SCALE_SHARE = 0.2
 SCALE_ROWS = 1 << 17
 #: Usable fractions of models inside a window.
 Q_RANGE = (0.05, 0.95)
-#: Factor on the standard errors (measured: benchmarks/tukey_coverage.py).
-INFLATION = 1.0
+#: Factor on the standard errors (measured: benchmarks/tukey_coverage.py). 1.05 since groups
+#: grew beyond 3 rows per column (choose_m): at the centre cell (n = 1e5, p = 5, eps = 1,
+#: m = 3,158, 500 reps) the intercept's z-scores had sd 1.034 and covered 0.928 at factor 1.
+INFLATION = 1.05
 #: Ledger stage of the inference releases.
 STAGE = "inference"
 #: The normal 97.5% quantile.
