@@ -70,7 +70,7 @@ __all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_shar
 #: Share of the inference eps spent on the windows (row-level scales, and a row count).
 SCALE_SHARE = 0.2
 #: Most rows (in expectation) the row-level scales are computed on.
-SCALE_ROWS = 1 << 17
+SCALE_ROWS = 1 << 15
 #: Usable fractions of models inside a window.
 Q_RANGE = (0.05, 0.95)
 #: Factor on the standard errors (measured: benchmarks/tukey_coverage.py). 1.05 since groups
