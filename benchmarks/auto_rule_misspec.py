@@ -1,4 +1,4 @@
-"""Data-independent simulation of Tukey's bias under misspecification (issue 15, design note NN).
+"""Data-independent simulation of Tukey's bias under misspecification (issue 15, design note 39).
 
 ``benchmarks/auto_rule_real.py`` drew *linear* conditional means only, so it could not show a
 bias of subsample-and-aggregate when the linear model is wrong: each of Tukey's small groups

@@ -1,7 +1,7 @@
 """Default dp_lm at 1e6 x 20 with Tukey groups of 3 (before) and up to 30 (now) rows per
 column, beside statsmodels OLS, alternating in one process (a same-run A/B under the same load).
 
-``choose_m.ROWS_PER_COLUMN`` is set for each fit (3.0: the rule before design note NN; 30.0:
+``choose_m.ROWS_PER_COLUMN`` is set for each fit (3.0: the rule before design note 39; 30.0:
 today's); both fits run the default call (``method="auto"`` picks Tukey at this size either way).
 Prints each repeat and the fastest of the repeats (wall and CPU seconds), writes
 benchmarks/results/speed_group_size.csv.

@@ -19,7 +19,7 @@ conditional means; the Tukey/BAS boundary):
   PTR test passes with high probability). Just above the PTR count Tukey lost to BAS by up
   to 0.2 R^2 on average (collinear columns, heavy-tailed and heteroscedastic errors). With a
   misspecified mean (``benchmarks/auto_rule_misspec.py``: a nonlinear term in a skewed
-  column, a censored response, a rare 0/1 column; design note NN) the median of small-group
+  column, a censored response, a rare 0/1 column; design note 39) the median of small-group
   fits is biased, less so as the groups grow (:mod:`dpstats.estimators.tukey.choose_m`: up to
   30 rows per model per column); with those groups Tukey still lost to BAS below 8 x the PTR
   count, and "Tukey from 12 x" had the smallest mean loss over misspecified and linear

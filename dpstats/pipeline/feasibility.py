@@ -63,7 +63,7 @@ TUKEY_MARGIN = 1.0
 #: BAS released in >= 90% of problems above it; benchmarks/auto_rule.py).
 BOUNDED_SPREAD = 8.0
 #: Multiplier on :func:`tukey_count` from which ``method="auto"`` prefers Tukey to BAS
-#: (benchmarks/auto_rule_misspec.py, design note NN: with misspecified means, Tukey with groups
+#: (benchmarks/auto_rule_misspec.py, design note 39: with misspecified means, Tukey with groups
 #: of up to 30 rows per column lost 0.009 more than BAS between 4 and 8 x the PTR count and
 #: less from 8 x on; of the rules "Tukey from T x", T = 12 had the smallest mean loss over the
 #: misspecified problems and their linear control together; 4 before, from linear means only,

@@ -23,7 +23,7 @@ with a margin. :func:`choose_m` then takes
 so the released row count ``n_hat`` and public p, eps, delta are all it reads: the models PTR
 needs (with its safety margin), in groups as large as the rows allow, up to ``R`` rows per model
 per column; more models only beyond ``R p needed`` rows. ``R`` comes from the data-independent
-simulation of misspecified regressions in ``benchmarks/auto_rule_misspec.py`` (design note NN;
+simulation of misspecified regressions in ``benchmarks/auto_rule_misspec.py`` (design note 39;
 it was 3 before). The cap (:data:`CAP_MULTIPLE`, from ``benchmarks/tukey_models_cap.py``): once
 m is far above what PTR needs, more models no longer make the release more accurate, while the
 groups get smaller; it now binds only above ``R p CAP_MULTIPLE needed`` rows. m never exceeds
@@ -45,14 +45,14 @@ __all__ = ["choose_m", "models_needed", "ROWS_PER_COLUMN", "SAFETY", "MAX_MODELS
            "gate_models"]
 
 #: Most rows per model per regression column once PTR's need is met: groups grow up to this
-#: before the number of models does (benchmarks/auto_rule_misspec.py, design note NN: under a
+#: before the number of models does (benchmarks/auto_rule_misspec.py, design note 39: under a
 #: misspecified mean Tukey's loss to OLS shrank with the group size, and did not grow under a
 #: linear one; 3 before, from the ten regression files).
 ROWS_PER_COLUMN = 30.0
 #: Fewest rows per model per column ``choose_m`` accepts to open the intervals' release gate:
 #: when the rule above gives fewer models than the gate needs (``m eps / p >= TUKEY_THRESHOLD``)
 #: and the rows allow groups of at least this size, m is raised to what the gate needs (design
-#: note NN, "Tukey groups and the intervals' gate"). Between the 3 rows per column under which
+#: note 42). Between the 3 rows per column under which
 #: the intervals were calibrated and the 30 of the misspecification rule.
 GATE_ROWS_PER_COLUMN = 5.0
 #: The intervals' release gate, ``m eps / p >= GATE_INDEX``: the committed
@@ -61,7 +61,7 @@ GATE_ROWS_PER_COLUMN = 5.0
 GATE_INDEX = 250.0
 #: ``choose_m`` aims at this multiple of the gate's index, not the gate itself: at the gate
 #: (m = 1,579 at n = 1e5, p = 5, eps = 1) the intervals covered 0.942 (worst coefficient
-#: 0.918, 200 reps); at twice it, see design note NN ("Tukey groups and the intervals' gate").
+#: 0.918, 200 reps); at twice it, see design note 42.
 GATE_MARGIN = 2.0
 #: Multiplier on the simulated number of models, for heavier-than-Gaussian real model clouds.
 SAFETY = 1.5
