@@ -258,4 +258,4 @@ def _inference(design, theta, ridge, released: dict, budget: dict, rng, ledger):
         "adassp", design.X, design.y, theta, released, budget, rng=rng, ledger=ledger,
         n_hat=np.nan if icol is None else released["gram"][icol, icol], icol=icol,
         row_bound2=float(design.X.shape[1]), x0sq=1.0, ridge=ridge, y_half=design.y_half,
-        M=affine_matrix(design.to_original, theta.size), unusable=design.dropped)
+        M=affine_matrix(design.to_original, theta.size), unusable=design.no_interval)

@@ -269,7 +269,7 @@ def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
             n_hat=np.nan if icol is None else released["gram"][icol, icol] * C * C,
             icol=icol, row_bound2=1.0, x0sq=1.0 / (C * C), y_half=design.y_half,
             M=affine_matrix(lambda t: design.to_original(np.asarray(t) / C), theta.size),
-            unusable=design.dropped, resid=resid, residuals=opt["residuals"])
+            unusable=design.no_interval, resid=resid, residuals=opt["residuals"])
     return Estimate(params=params, released=True, inference=inference, **facts)
 
 

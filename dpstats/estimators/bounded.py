@@ -184,6 +184,27 @@ class BoundedDesign:
         return tuple(j for j in range(self.mid.size) if j != icol and j not in self.dropped) \
             + (() if icol is None else (icol,))
 
+    @property
+    def no_interval(self) -> tuple[int, ...]:
+        """Columns whose coefficient gets no interval: the dropped ones, and those whose
+        released box has a half-width of :data:`UNUSABLE_HALF_WIDTH` or more (a spurious
+        histogram cell near the grid's end: the coefficient is mapped back by a factor of
+        about 1e-19 and its bootstrap spread collapses to a point). Public: a function of the
+        released bounds.
+
+        >>> import numpy as np
+        >>> d = BoundedDesign(X=np.zeros((1, 3)), y=None, mid=np.zeros(3),
+        ...                   half=np.array([1.0, 2.0 ** 62.3, 1.0]), y_mid=0.0, y_half=1.0,
+        ...                   clip_lo=np.zeros(3), clip_hi=np.ones(3), y_box=None,
+        ...                   intercept_col=2, dropped=(0,), bounds=None, source="",
+        ...                   unusable=False)
+        >>> d.no_interval
+        (0, 1)
+        """
+        wide = {j for j in range(self.mid.size) if j != self.intercept_col
+                and self.half[j] >= UNUSABLE_HALF_WIDTH}
+        return tuple(sorted(set(self.dropped) | wide))
+
     def unclipped(self, X: np.ndarray, y: np.ndarray | None,
                   wide: float = WIDE) -> tuple[np.ndarray, np.ndarray]:
         """``X`` and ``y`` through the same affine map as :attr:`X` and :attr:`y` but clipped
