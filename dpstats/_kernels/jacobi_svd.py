@@ -34,34 +34,55 @@ def householder_qr(A, y):
     On return the leading ``min(n, p)`` rows of ``A`` hold ``R`` (zeros below the diagonal) and
     ``y`` holds ``Q^T y``; returns ``min(n, p)``. ``A = Q R`` with ``Q`` orthogonal, so ``R`` has
     the singular values and right singular vectors of ``A``.
+
+    Row by row: each reflection's dot products with the later columns (and ``y``) are summed
+    side by side in one pass over the rows, and applied in a second pass that also sums the next
+    column's norm. Every sum runs over the rows in ascending order, as one column at a time
+    would, so the result is the same to the bit (``tests/kernels/test_kernels_jacobi.py``
+    compares it with the column-by-column loops), at a fraction of the time on a C-ordered
+    ``A``: contiguous inner loops and independent sums instead of one chain per column.
     """
     n, p = A.shape
     rows = min(n, p)
+    f = np.empty(p)
+    nrm_next = 0.0
+    have_next = False            # nrm_next holds column k's squared norm from rows k..n-1
     for k in range(rows):
-        nrm = 0.0
-        for r in range(k, n):
-            nrm += A[r, k] * A[r, k]
+        if have_next:
+            nrm = nrm_next
+        else:
+            nrm = 0.0
+            for r in range(k, n):
+                nrm += A[r, k] * A[r, k]
+        have_next = False
         nrm = math.sqrt(nrm)
         if nrm == 0.0:
             continue
         alpha = -nrm if A[k, k] >= 0.0 else nrm
         A[k, k] -= alpha                       # v = x - alpha e_1 (stored in column k)
         vnorm2 = 0.0
-        for r in range(k, n):
-            vnorm2 += A[r, k] * A[r, k]
         for j in range(k + 1, p):
-            dot = 0.0
-            for r in range(k, n):
-                dot += A[r, k] * A[r, j]
-            f = 2.0 * dot / vnorm2
-            for r in range(k, n):
-                A[r, j] -= f * A[r, k]
-        dot = 0.0
-        for r in range(k, n):
-            dot += A[r, k] * y[r]
-        f = 2.0 * dot / vnorm2
-        for r in range(k, n):
-            y[r] -= f * A[r, k]
+            f[j] = 0.0
+        fy = 0.0
+        for r in range(k, n):                  # every dot with v, each in row order
+            v = A[r, k]
+            vnorm2 += v * v
+            for j in range(k + 1, p):
+                f[j] += v * A[r, j]
+            fy += v * y[r]
+        for j in range(k + 1, p):
+            f[j] = 2.0 * f[j] / vnorm2
+        fy = 2.0 * fy / vnorm2
+        nxt = 0.0
+        for r in range(k, n):                  # apply the reflection; the next column's norm
+            v = A[r, k]
+            for j in range(k + 1, p):
+                A[r, j] -= f[j] * v
+            y[r] -= fy * v
+            if r > k and k + 1 < p:
+                nxt += A[r, k + 1] * A[r, k + 1]
+        nrm_next = nxt
+        have_next = k + 1 < p
         A[k, k] = alpha
         for r in range(k + 1, n):
             A[r, k] = 0.0

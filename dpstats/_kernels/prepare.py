@@ -68,7 +68,8 @@ UNITS = {
     "fw": Unit("Frank-Wolfe gradients", "frank_wolfe",
                ("_derivatives", "_xt_dot", "_vertex_scores", "_sum_loss"), 0.6),
     # plain numpy below a public size (m p^2, dpstats._kernels.tukey_ols): prepared there
-    "tukey": Unit("Tukey group OLS", "tukey", ("_group_ols_kernel",), 13.0, on_demand=True),
+    "tukey": Unit("Tukey group OLS", "tukey", ("_group_ols_kernel", "_cells_kernel"), 13.0,
+                  on_demand=True),     # and the private centre's cell counts (centre_cells)
     "tukey_glm": Unit("Tukey group logistic", "logistic", ("group_logistic",), 5.0),
 }
 
@@ -219,9 +220,13 @@ def _warm_fw() -> None:
 
 
 def _warm_tukey() -> None:
+    from .centre_cells import cell_count_buffer, column_cells
     from .tukey import group_ols
     X, y = _design()
     group_ols(X, y, np.arange(60, dtype=np.int64) % 3, 3)
+    lo, hi = (int(np.float64(v).view(np.int64)) for v in (2.0**-64, 2.0**64))
+    keys = (lo, hi, 42, ((hi - lo) >> 42) * 2)      # mechanisms.centre.CELL_KEYS
+    column_cells(X[:, 1], cell_count_buffer(keys[3]), keys)
 
 
 def _warm_tukey_glm() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .centre_cells import _cells_kernel  # noqa: F401  (compiled with the "tukey" unit)
 from .jacobi_svd import householder_qr, jacobi_svd
 from .runtime import watch_compiles
 
@@ -63,16 +64,30 @@ def _scale_ratio(scale: np.ndarray, drop: np.ndarray) -> float:
     return hi / lo if lo > 0.0 else np.inf
 
 
-@njit(cache=True)
-def _is_constant(col: np.ndarray) -> bool:
-    lo = col[0]
-    hi = col[0]
-    big = abs(col[0])
-    for v in col:
-        lo = min(lo, v)
-        hi = max(hi, v)
-        big = max(big, abs(v))
-    return hi - lo <= _CONST_REL * big
+@njit(cache=True, boundscheck=False)
+def _column_stats(Xg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's sum of squares and whether it is constant (its range at most
+    :data:`_CONST_REL` times its largest |value|), in one pass over the rows: every column's
+    running sum, min and max are taken in row order, as one column at a time would (the same
+    values to the bit), with contiguous inner loops."""
+    n_g, p = Xg.shape
+    ss = np.zeros(p)
+    const = np.zeros(p, dtype=np.bool_)
+    if n_g == 0:
+        return ss, const
+    lo = Xg[0].copy()
+    hi = Xg[0].copy()
+    big = np.abs(Xg[0])
+    for i in range(n_g):
+        for j in range(p):
+            v = Xg[i, j]
+            ss[j] += v * v
+            lo[j] = min(lo[j], v)
+            hi[j] = max(hi[j], v)
+            big[j] = max(big[j], abs(v))
+    for j in range(p):
+        const[j] = hi[j] - lo[j] <= _CONST_REL * big[j]
+    return ss, const
 
 
 @njit(cache=True, boundscheck=False)
@@ -223,13 +238,12 @@ def _solve_group(Xg: np.ndarray, yg: np.ndarray) -> np.ndarray:
     scale = np.ones(p)
     drop = np.zeros(p, dtype=np.bool_)
     seen_constant = False
+    ss, const = _column_stats(Xg)
     for j in range(p):
-        s = 0.0
-        for i in range(n_g):
-            s += Xg[i, j] * Xg[i, j]
+        s = ss[j]
         if s > 0.0 and np.isfinite(s):
             scale[j] = np.sqrt(s)
-        if n_g > 0 and _is_constant(Xg[:, j]):
+        if n_g > 0 and const[j]:
             if seen_constant or Xg[0, j] == 0.0:
                 drop[j] = True
             else:

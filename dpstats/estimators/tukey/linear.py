@@ -29,6 +29,8 @@ import dataclasses
 import numpy as np
 
 from ..._kernels.depth import log_depth_volumes, log_exact_volumes, max_depth
+from ..._kernels.prepare import prepare
+from ..._kernels.tukey_ols import uses_kernel
 from ...errors import ValidationError
 from ...mechanisms.accountant import Ledger
 from ...mechanisms.plan import forfeit
@@ -140,14 +142,18 @@ OPTIONS = OptionSpec((
 
 
 def _centre(X, centre, intercept_col, eps: float, rng, ledger, names,
-            stage: str, cells=None) -> tuple[np.ndarray | None, float]:
-    """The centre of the columns (or None) and the eps its private release took."""
+            stage: str, cells=None, m: int = 0) -> tuple[np.ndarray | None, float]:
+    """The centre of the columns (or None) and the eps its private release took. The cells are
+    counted by the numba kernel when the group OLS takes its kernel too (public: ``m``, p)."""
     if intercept_col is None or X.shape[1] <= 1 or centre is None:
         return None, 0.0
     if isinstance(centre, str):
         eps_c = CENTRE_SHARE * eps
+        kernel = cells is None and uses_kernel(m, X.shape[1])
+        if kernel:
+            prepare(("tukey",))     # the compile notice first (public m and p), as group_ols
         return private_centre(X, intercept_col, eps_c, rng, ledger, names=names,
-                              stage=stage, cells=cells), eps_c
+                              stage=stage, cells=cells, kernel=kernel), eps_c
     c = np.asarray(centre, dtype=np.float64).copy()
     c[intercept_col] = 0.0
     return c, 0.0
@@ -286,7 +292,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     eps_stage = eps
     identify = "off" if engine is not None else resolve_identify(identify, names)
     c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage,
-                       None if engine is None else engine.cells)
+                       None if engine is None else engine.cells, m)
     eps_id = ID_SHARE * eps_stage if identify == "regroup" else 0.0
     plan = plan_inference(inference_share, eps_stage, m, X.shape[1], identify, engine is not None)
     eps -= eps_c + eps_id + plan.eps
