@@ -18,6 +18,8 @@ value, including zeros, signed zeros, grid points, values off the grid and tiny 
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import njit
 
@@ -27,6 +29,7 @@ __all__ = ["column_cells", "cell_count_buffer"]
 
 #: The one compiled signature: a column of any stride, the contiguous buffer, the four keys.
 _SIGNATURE = "UniTuple(int64[::1], 2)(int64[:], int64[::1], int64, int64, int64, int64)"
+_COMPILE_LOCK = threading.Lock()
 
 
 def cell_count_buffer(half_keys: int) -> np.ndarray:
@@ -51,7 +54,9 @@ def column_cells(col: np.ndarray, counts: np.ndarray, keys: tuple) -> tuple[np.n
     ([1.0, 2.0], [1, 2])
     """
     bits = np.asarray(col, dtype=np.float64).view(np.int64)
-    one_signature(_cells_kernel, _SIGNATURE)      # one compile for every stride
+    if not _cells_kernel.signatures:     # one compile for every stride, once across threads
+        with _COMPILE_LOCK:
+            one_signature(_cells_kernel, _SIGNATURE)
     vbits, cnt = _cells_kernel(bits, counts, *(int(k) for k in keys))
     return vbits.view(np.float64), cnt
 

@@ -57,6 +57,8 @@ def _grid_positions(g: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarra
     >>> [a.tolist() for a in _grid_positions(g, u)]
     [[1, 3, 4], [2, 3, 4]]
     """
+    if g is centre_grid():
+        return _default_positions(u)
     if u.size <= g.size:
         return np.searchsorted(g, u, side="left"), np.searchsorted(g, u, side="right")
     below_or_at = np.searchsorted(u, g, side="right")     # #{u <= g[j]}
@@ -76,6 +78,36 @@ _HALF_KEYS = ((_MAX_BITS - _MIN_BITS) >> _LOW_BITS) * 2      # cell keys on one 
 #: on up to n distinct values (0.44 -> 0.23 s for five 1e6-row columns) but cost about 2 ms
 #: per column for their table of cell keys, more than a small or discrete column's sort.
 _REPRESENT_MIN_ROWS = 1 << 18
+
+
+def _default_positions(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_grid_positions` on the default grid (:func:`centre_grid`), from each value's
+    bits instead of two binary searches (the same integers; ``tests/mechanisms/
+    test_centre_positions.py`` compares them with ``searchsorted``): the grid is ``Z``
+    negative points, 0 at index ``Z``, then positive point ``J`` (the float whose bits are
+    ``min bits + J << 42``) at ``Z + 1 + J``; it is symmetric, so ``left(-a) = G - right(a)``
+    and ``right(-a) = G - left(a)`` (``G`` points in all).
+
+    >>> g = centre_grid()
+    >>> u = np.array([-2.0**70, -1.5, -1e-30, -0.0, 1e-300, 1.0, 1.0 + 2**-20, 2.0**64])
+    >>> left, right = _default_positions(u)
+    >>> bool((left == np.searchsorted(g, u, "left")).all()
+    ...      and (right == np.searchsorted(g, u, "right")).all())
+    True
+    """
+    G = 2 * (_HALF_KEYS // 2) + 1
+    Z = _HALF_KEYS // 2
+    bits = np.asarray(u, dtype=np.float64).view(np.int64)
+    mag = bits & np.int64(0x7FFFFFFFFFFFFFFF)
+    off = mag - _MIN_BITS
+    body = (mag >= _MIN_BITS) & (mag < _MAX_BITS)
+    J = np.where(body, off >> _LOW_BITS, 0)
+    on = body & ((off & ((1 << _LOW_BITS) - 1)) == 0)
+    right = np.where(body, Z + 2 + J, np.where(mag == 0, Z + 1, np.where(mag < _MIN_BITS,
+                                                                            Z + 1, G)))
+    left = np.where(on, right - 1, np.where(mag == 0, Z, right))
+    neg = (bits < 0) & (mag != 0)
+    return np.where(neg, G - right, left), np.where(neg, G - left, right)
 
 
 def centre_cells(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
