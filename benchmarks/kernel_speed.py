@@ -2,7 +2,9 @@
 
 The SubLasso support, the DPKendall ranks and discordant counts and the Frank-Wolfe gradient
 became serial kernels run on threads (instead of ``parallel=True``); this checks that they are
-not slower at large n. For each kernel and each tree (this one, and ``--base``, e.g. an export
+not slower at large n. ``--kernels tukey,centre``: the Tukey group OLS (groups of 30 rows per
+column, as the default's) and the private centre's cell counts of every column (issue 15).
+For each kernel and each tree (this one, and ``--base``, e.g. an export
 of the commit before), a fresh interpreter with a warm cache times the call on n rows and d
 standard-normal columns (``--repeats`` calls, median), the trees alternating ``--rounds``
 times so that the load of the shared machine hits both alike; the table gives the median over
@@ -48,6 +50,22 @@ elif kernel == "kendall":
     def call():
         R = permuted_ranks(Xf, perm)
         discordant_ranked(R, permuted_ranks(y[:, None], perm)[0])
+elif kernel == "tukey":
+    from dpstats._kernels.tukey import group_ols
+    X[:, 0] = 1.0
+    m = max(4, n // (30 * d))            # the default's groups: 30 rows per column
+    labels = rng.integers(0, m, size=n)
+    call = lambda: group_ols(X, y, labels, m)
+elif kernel == "centre":
+    try:                                 # the one-pass kernel on threads (issue 15 speed)
+        from dpstats.estimators.tukey.centre import kernel_cells
+        call = lambda: kernel_cells(X, range(1, d))
+    except ImportError:                  # before: numpy cell keys, columns on threads
+        from concurrent.futures import ThreadPoolExecutor
+        from dpstats.mechanisms.centre import centre_cells
+        def call():
+            with ThreadPoolExecutor(2) as pool:
+                return list(pool.map(lambda j: centre_cells(X[:, j]), range(1, d)))
 else:
     from dpstats._kernels.frank_wolfe import loss_gradient
     Xt = np.ascontiguousarray(X.T)

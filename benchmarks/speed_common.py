@@ -130,8 +130,9 @@ def ols_baseline(df: pd.DataFrame, label: str = "y", repeats: int = 3) -> float:
 
 
 @contextlib.contextmanager
-def stage_times(out: dict):
-    """Accumulate into ``out`` the wall seconds of each stage of ``dp_lm`` (patched calls)."""
+def stage_times(out: dict, cpu: dict | None = None):
+    """Accumulate into ``out`` the wall seconds of each stage of ``dp_lm`` (patched calls), and
+    into ``cpu`` (when given) their CPU seconds (all threads of the process)."""
     import dpstats._kernels.kendall_ranks as kr
     import dpstats._kernels.lasso as lasso
     import dpstats.estimators.tukey.linear as tukey
@@ -146,19 +147,23 @@ def stage_times(out: dict):
                (lasso, "lasso_topk_support", "  sublasso: group Lasso paths"),
                (tukey, "private_centre", "tukey: private centre"),
                (tukey, "fit_models", "tukey: partition + group OLS"),
+               (tukey, "group_fits", "tukey: group OLS"),
                (tukey, "jitter_sort", "tukey: jitter + sort"),
                (tukey, "log_depth_volumes", "tukey: depth volumes"),
                (tukey, "ptr_check", "tukey: PTR"),
-               (tukey, "restricted_tukey_em", "tukey: exponential mechanism")]
+               (tukey, "restricted_tukey_em", "tukey: exponential mechanism"),
+               (tukey, "_with_inference", "tukey: inference (standard errors)")]
     saved = []
 
     def wrap(fn, label):
         def inner(*a, **kw):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             try:
                 return fn(*a, **kw)
             finally:
                 out[label] = out.get(label, 0.0) + time.perf_counter() - t0
+                if cpu is not None:
+                    cpu[label] = cpu.get(label, 0.0) + time.process_time() - c0
         return inner
 
     for mod, name, label in targets:
