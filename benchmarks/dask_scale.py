@@ -96,7 +96,7 @@ class Stages:
         import importlib
         self.log = []
         self.mods = [importlib.import_module(f"dpstats.dask.{m}")
-                     for m in ("passes", "engine", "run", "select")]
+                     for m in ("passes", "fold", "engine", "run", "select")]
         self.saved = []
 
     def _wrap(self, fn):

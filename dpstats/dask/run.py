@@ -69,16 +69,9 @@ from ..pipeline.run import (
 from ..pipeline.select import candidate_columns, candidate_terms
 from . import engine as _engine
 from .design import PartitionDesign, schema, unknown_categoricals
+from .fold import FusedPass, fold_frame, fused_total
 from .methods import MethodsEngine
-from .passes import (
-    FirstPass,
-    FusedPass,
-    LevelsPass,
-    fold_frame,
-    identity,
-    reduce_frame,
-    seeded_labels,
-)
+from .passes import FirstPass, LevelsPass, reduce_frame, seeded_labels
 from .select import SAMPLED, selection_stage
 from .speculate import Prefetch, guess_models
 
@@ -178,7 +171,7 @@ def _first_pass(request, ddf, part: PartitionDesign, levels) -> tuple[dict, Pref
         return reduce_frame(ddf, first), None
     pre = Prefetch(seed=group_seed(request.rng), m=m, p=len(part.columns))
     source = seeded_labels if _engine.LABELS is None else _engine.LABELS
-    stats = fold_frame(ddf, FusedPass(first, m, pre.seed, source), identity)
+    stats = fold_frame(ddf, FusedPass(first, m, pre.seed, source), fused_total)
     pre.sums = stats.pop("groups")
     return stats, pre
 

@@ -107,7 +107,8 @@ def test_fold_frame_is_independent_of_chains_and_partitions():
 
     dd = pytest.importorskip("dask.dataframe")
     from dpstats.dask.design import PartitionDesign
-    from dpstats.dask.passes import GroupPass, fold_frame
+    from dpstats.dask.fold import fold_frame
+    from dpstats.dask.passes import GroupPass
 
     rng = np.random.default_rng(4)
     df = pd.DataFrame({"x1": rng.normal(size=3000), "x2": rng.uniform(size=3000)})
