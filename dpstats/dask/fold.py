@@ -17,6 +17,7 @@ import numpy as np
 from .._kernels.partition_sums import group_sums_width
 from ..mechanisms.centre import cells_from_counts
 from ..mechanisms.gdp import grid_cells
+from ..mechanisms.sampling import seeded_uniforms
 from .passes import (
     RAW_MAX_ROWS,
     FirstPass,
@@ -49,12 +50,17 @@ class FusedPass:
     m: int
     seed: int
     source: object = seeded_labels
+    sample_seed: int | None = None
 
     def __call__(self, acc, pdf, part: int) -> dict:
         X, y = self.first.design(pdf)
         if acc is None:
             acc = {"n": 0, "hist": None, "keys": None, "raw": [],
-                   "groups": np.zeros((int(self.m), group_sums_width(X.shape[1])))}
+                   "groups": np.zeros((int(self.m), group_sums_width(X.shape[1]))),
+                   "sample": None if self.sample_seed is None else empty_sample(X.shape[1])}
+        if self.sample_seed is not None:
+            u = seeded_uniforms(self.sample_seed, part, X.shape[0])
+            acc["sample"] = thinned(acc["sample"], {"X": X, "y": y, "u": u, "thr": 1.0})
         acc["n"] += int(X.shape[0])
         acc["hist"] = log_counts(X, y, acc["hist"] if acc["hist"] is not None else
                                  np.zeros((X.shape[1] + 1, grid_cells()), dtype=np.int64))
@@ -70,12 +76,40 @@ class FusedPass:
         return acc
 
 
+#: Most rows a chain keeps of the speculative subsample (:func:`thinned`).
+SAMPLE_ROWS = 1 << 18
+
+
+def empty_sample(p: int) -> dict:
+    """A subsample with no rows yet, at threshold 1 (every row below it)."""
+    return {"X": np.empty((0, p)), "y": np.empty(0), "u": np.empty(0), "thr": 1.0}
+
+
+def thinned(a: dict, b: dict) -> dict:
+    """Two speculative subsamples (rows with their uniforms ``u`` below ``thr``) joined at
+    the smaller threshold, halved until at most :data:`SAMPLE_ROWS` rows remain. The rows
+    below any ``q <= thr`` are then exactly the rows of the frame whose uniform is below
+    ``q``: the Bernoulli(``q``) subsample :func:`~dpstats.mechanisms.sampling.seeded_sample`
+    draws from the same seed, whatever the partitioning or the thinning. (The threshold
+    depends on the row count, but only decides whether the Tukey windows need a pass of
+    their own: the rows they read are the same either way.)"""
+    thr = min(a["thr"], b["thr"])
+    u = np.concatenate([a["u"], b["u"]])
+    while np.count_nonzero(u < thr) > SAMPLE_ROWS:
+        thr /= 2.0
+    keep = [s["u"] < thr for s in (a, b)]
+    return {"X": np.concatenate([s["X"][k] for s, k in zip((a, b), keep, strict=True)]),
+            "y": np.concatenate([s["y"][k] for s, k in zip((a, b), keep, strict=True)]),
+            "u": np.concatenate([s["u"][k] for s, k in zip((a, b), keep, strict=True)]),
+            "thr": thr}
+
+
 def fused_total(total: dict) -> dict:
     """The finish of a :class:`FusedPass` fold (on a worker): the statistics of
     :class:`FirstPass` (histograms as floats, each column's centre cells from its key
     counts) and ``"groups"``."""
     out = {"n": total["n"], "hist": total["hist"].astype(np.float64),
-           "groups": total["groups"]}
+           "groups": total["groups"], "sample": total["sample"]}
     if total["keys"] is not None:
         out["cells"] = [cells_from_counts(row) for row in total["keys"]]
         out["raw"] = total["raw"]
@@ -94,7 +128,10 @@ def _add(a, b):
         if "keys" in a:                 # FusedPass accumulators: arrays add, raw values merge
             raw = None if a["raw"] is None or b["raw"] is None else \
                 merge({"raw": a["raw"]}, {"raw": b["raw"]})["raw"]
-            return {key: raw if key == "raw" else _add(a[key], b[key]) for key in a}
+            out = {key: raw if key == "raw" else _add(a[key], b[key])
+                   for key in a if key != "sample"}
+            out["sample"] = None if a["sample"] is None else thinned(a["sample"], b["sample"])
+            return out
         return merge(a, b)
     a += b                         # in place: the chains' accumulators are not read again
     return a

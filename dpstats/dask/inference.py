@@ -16,7 +16,11 @@ made on the client by the same mechanisms; only what they read is computed on th
   none was released, and the Bernoulli(``q``) row subsample of the windows (each row kept
   independently, :func:`~dpstats.mechanisms.sampling.seeded_sample`: the law of the in-memory
   ``random_groups(n, 1/q) == 0``, one seed drawn from the fit's generator; ``q = 1``: every row,
-  nothing drawn, as in memory). The group models are already on the client.
+  nothing drawn, as in memory). When the first pass took the Tukey group sums speculatively it
+  also kept the rows whose uniform (from a seed drawn before it) lies below a threshold
+  (:func:`dpstats.dask.fold.thinned`, at most 2^18 rows per chain); the windows then take the
+  rows below ``q`` from them, with no pass, and otherwise the same rows by a pass with the
+  same seed. The group models are already on the client.
 """
 
 from __future__ import annotations
@@ -75,10 +79,20 @@ class TukeyRows:
     tukey_inference` with ``rows=``): ``n`` (not released: only a mechanism reads it) and
     ``sample(q, rng)``, the kept columns and ``y`` of a Bernoulli(``q``) row subsample."""
 
-    def __init__(self, ddf, design, keep, n: int):
+    def __init__(self, ddf, design, keep, n: int, speculative: dict | None = None):
         self.ddf, self.design, self.keep, self.n = ddf, design, tuple(keep), int(n)
+        self.speculative = speculative
 
     def sample(self, q: float, rng) -> tuple[np.ndarray, np.ndarray]:
+        """The subsample: from the first pass's speculative rows when their threshold is at
+        least ``q`` (no pass), else one pass with the same seed (the same rows)."""
         from ..mechanisms.sampling import group_seed
-        seed = 0 if q >= 1.0 else group_seed(rng)        # every row: nothing drawn
+        spec = self.speculative
+        if spec is not None and q <= spec["thr"]:
+            rows = spec["u"] < q
+            return np.ascontiguousarray(spec["X"][rows][:, list(self.keep)]), spec["y"][rows]
+        if spec is not None:
+            seed = spec["seed"]
+        else:
+            seed = 0 if q >= 1.0 else group_seed(rng)    # every row: nothing drawn
         return sample_frame(self.ddf, SamplePass(self.design, self.keep, float(q), seed))

@@ -35,7 +35,8 @@ class MethodsEngine(Engine):
 
     def tukey_rows(self) -> TukeyRows:
         """The row count and row subsample of the Tukey intervals (:mod:`.inference`)."""
-        return TukeyRows(self.ddf, self.design, self.keep, self.first["n"])
+        return TukeyRows(self.ddf, self.design, self.keep, self.first["n"],
+                         self.first.get("sample"))
 
     def frank_wolfe(self, bounded, loss: str, radius: float, T: int, choose, screen_at,
                     screen_plan, rng, stage):

@@ -77,12 +77,14 @@ class FixedLabels:
 
 
 def seed_before_count(monkeypatch):
-    """Make the in-memory fit draw a group seed right before the row count, where a dask fit
-    that may run Tukey draws it (dpstats.dask.speculate): the two draw for draw alike."""
+    """Make the in-memory fit draw two seeds right before the row count, where a dask fit
+    that may run Tukey draws its group seed and its windows' subsample seed
+    (dpstats.dask.speculate): the two draw for draw alike."""
     import dpstats.pipeline.run as pipeline_run
     real = pipeline_run.plan_budget
 
     def plan_budget(request, *args, **kwargs):
+        group_seed(request.rng)
         group_seed(request.rng)
         return real(request, *args, **kwargs)
     monkeypatch.setattr(pipeline_run, "plan_budget", plan_budget)
