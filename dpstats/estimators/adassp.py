@@ -202,8 +202,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         (0.05; 0: none) on the clipped residual sum of squares, ``"HC1"``: ``hc_share`` (0.15)
         of eps and delta more on a private sandwich meat (stage ``"inference"``).
     stage, engine : str, object
-        Ledger stage; dask statistics (:mod:`dpstats.dask`; no rows: the residual sums of
-        the standard errors are one more pass).
+        Ledger stage; dask statistics (:mod:`dpstats.dask`: no rows; residual sums, 1 pass).
 
     Returns
     -------
@@ -245,9 +244,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         "B_x": B_x, "eps_inference": inf["eps"]}}
     if design.unusable:
         return withheld(Xa.shape[1], Withheld.LABEL_BOUNDS, **facts)
-    return Estimate(params=design.to_original(theta), released=True,
-                    inference=_inference(design, theta, ridge, released, inf, rng, ledger,
-                                         engine),
+    inference = _inference(design, theta, ridge, released, inf, rng, ledger, engine)
+    return Estimate(params=design.to_original(theta), released=True, inference=inference,
                     **facts)
 
 
