@@ -164,12 +164,13 @@ def fold_frame(ddf, fn, finish, chains: int | None = None):
 
 
 def _pinned(client, accs: list, finish):
-    """Each chain computed on its own worker (reads and steps: ``workers=``, not allowed
-    elsewhere), the chains' totals added there pairwise and ``finish`` run on a worker; the
-    result of ``finish`` is returned."""
+    """Each chain computed on its own worker (reads and steps: ``workers=``; loose, so that
+    a chain whose worker leaves the cluster runs elsewhere instead of waiting for ever), the
+    chains' totals added there pairwise and ``finish`` run on a worker; the result of
+    ``finish`` is returned."""
     workers = sorted(client.scheduler_info()["workers"])
     futures = [client.compute(acc, workers=[workers[k % len(workers)]],
-                              allow_other_workers=False) for k, acc in enumerate(accs)]
+                              allow_other_workers=True) for k, acc in enumerate(accs)]
     while len(futures) > 1:
         futures = [client.submit(_add, *futures[i:i + 2], pure=False) if i + 1 < len(futures)
                    else futures[i] for i in range(0, len(futures), 2)]
