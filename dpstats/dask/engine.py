@@ -33,12 +33,12 @@ import numpy as np
 
 from ..mechanisms.sampling import group_seed
 from .design import PartitionDesign
+from .fold import fold_frame
 from .passes import (
     RAW_MAX_ROWS,
     GramPass,
     GroupPass,
     SamplePass,
-    fold_frame,
     full_gram,
     reduce_frame,
     sample_frame,

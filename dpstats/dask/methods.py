@@ -13,6 +13,7 @@ from . import engine as _engine
 from .engine import Engine
 from .fw import frank_wolfe
 from .glm import DaskRows
+from .inference import ResidualRows, TukeyRows
 from .passes import GramPass, seeded_labels
 from .shuffle import LabelledRows, shuffled_models
 
@@ -27,6 +28,15 @@ class MethodsEngine(Engine):
         """The map of the kept columns into ``bounded``'s released box (as in memory)."""
         return GramPass(self.design, self.keep, bounded.clip_lo, bounded.clip_hi,
                         bounded.intercept_col, bounded.y_box)
+
+    def residual_rows(self, bounded, C: float = 1.0, resid_box: float | None = None):
+        """The residual sums of AdaSSP's and BAS's standard errors (:mod:`.inference`)."""
+        return ResidualRows(self.ddf, self.rows(bounded), C, resid_box)
+
+    def tukey_rows(self) -> TukeyRows:
+        """The row count and row subsample of the Tukey intervals (:mod:`.inference`)."""
+        return TukeyRows(self.ddf, self.design, self.keep, self.first["n"],
+                         self.first.get("sample"))
 
     def frank_wolfe(self, bounded, loss: str, radius: float, T: int, choose, screen_at,
                     screen_plan, rng, stage):

@@ -6,9 +6,9 @@ statistics whose size does not grow with the rows (counts, histograms over publi
 distinct-value counts on the centre's public grid, Gram matrices), computed by one-pass numba
 kernels where numpy would make several passes (:mod:`dpstats._kernels.partition_sums`: the
 same values). :func:`reduce_frame` adds them up in a tree, on the workers; the per-group sums,
-whose size grows with the number of groups, are folded instead (:func:`fold_frame`: one
-accumulator per worker chain). Only the total, or what a finishing step computes from it on a
-worker, comes back to the client. None of them is a release: the mechanisms of
+whose size grows with the number of groups, are folded instead (:func:`dpstats.dask.fold.
+fold_frame`: one accumulator per worker chain). Only the total, or what a finishing step
+computes from it on a worker, comes back to the client. None of them is a release: the mechanisms of
 :mod:`dpstats.mechanisms` release them on the client.
 """
 
@@ -26,9 +26,9 @@ from ..mechanisms.gdp import CELLS_PER_OCTAVE, grid_cells
 from ..mechanisms.sampling import seeded_groups, seeded_sample
 from .design import PartitionDesign
 
-__all__ = ["reduce_frame", "fold_frame", "merge", "LevelsPass", "FirstPass", "GramPass",
-           "GroupPass", "FusedPass", "identity", "group_sums", "sums_of", "SamplePass",
-           "sample_frame", "RAW_MAX_ROWS"]
+__all__ = ["reduce_frame", "merge", "LevelsPass", "FirstPass", "GramPass",
+           "GroupPass", "group_sums", "sums_of", "log_counts", "cell_counts", "column_cells",
+           "SamplePass", "sample_frame", "RAW_MAX_ROWS"]
 
 #: Below this many rows the centre uses the raw distinct values (as in memory, where
 #: :func:`~dpstats.mechanisms.centre.private_centre_value` switches to stand-ins from it on).
@@ -56,8 +56,6 @@ def merge(a: dict, b: dict) -> dict:
         vb = b[key]
         if key == "levels":
             out[key] = [dict(Counter(x) + Counter(y)) for x, y in zip(va, vb, strict=True)]
-        elif key == "groups":
-            out[key] = _add(va, vb)
         elif key in ("cells", "raw"):
             out[key] = None if va is None or vb is None else \
                 [merge_cells(x, y) for x, y in zip(va, vb, strict=True)]
@@ -66,22 +64,45 @@ def merge(a: dict, b: dict) -> dict:
     return out
 
 
-def log_counts(cols: np.ndarray) -> np.ndarray:
-    """:func:`~dpstats.mechanisms.gdp.log_histograms` of ``cols`` by the one-pass kernel
-    (:func:`dpstats._kernels.partition_sums.add_log_histograms`: the same cells).
+def log_counts(cols: np.ndarray, y: np.ndarray | None = None,
+               out: np.ndarray | None = None) -> np.ndarray:
+    """:func:`~dpstats.mechanisms.gdp.log_histograms` of ``cols`` (and, given, of ``y`` as
+    one more column, without stacking them) by the one-pass kernel
+    (:func:`dpstats._kernels.partition_sums.add_log_histograms`: the same cells), added into
+    ``out`` (int64, one row per column) when given, else returned as floats.
 
     >>> from dpstats.mechanisms.gdp import log_histograms
     >>> cols = np.array([[-3.0, 0.0], [1.5, 2.0]])
     >>> bool((log_counts(cols) == log_histograms(cols)).all())
     True
+    >>> bool((log_counts(cols[:, :1], cols[:, 1]) == log_histograms(cols)).all())
+    True
     """
     from .._kernels.partition_sums import add_log_histograms
     cells = grid_cells()
-    counts = np.zeros((cols.shape[1], cells), dtype=np.int64)
+    k = cols.shape[1] + (y is not None)
+    counts = np.zeros((k, cells), dtype=np.int64) if out is None else out
     octaves = (cells - 1) // (4 * CELLS_PER_OCTAVE)           # the grid's octaves on each side
     add_log_histograms(counts, np.ascontiguousarray(cols, dtype=np.float64), CELLS_PER_OCTAVE,
                        octaves)
-    return counts.astype(np.float64)
+    if y is not None:
+        add_log_histograms(counts[-1:], np.ascontiguousarray(y, dtype=np.float64)[:, None],
+                           CELLS_PER_OCTAVE, octaves)
+    return counts.astype(np.float64) if out is None else out
+
+
+def cell_counts(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The private centre's cell-key counts of every column of ``X`` (p, 2 keys + 7; int64),
+    added into ``out`` when given: :func:`column_cells` before the keys become values
+    (:func:`~dpstats.mechanisms.centre.cells_from_counts`), so that partitions add up as
+    arrays."""
+    from .._kernels.partition_sums import add_cell_keys
+    lo, hi, low, half = CELL_KEYS
+    counts = np.zeros((X.shape[1], 2 * half + 7), dtype=np.int64) if out is None else out
+    for j in range(X.shape[1]):
+        add_cell_keys(counts[j], np.ascontiguousarray(X[:, j], dtype=np.float64).view(np.int64),
+                      lo, hi, low, half)
+    return counts
 
 
 def column_cells(X: np.ndarray) -> list:
@@ -138,7 +159,7 @@ class FirstPass:
 
     def stats(self, X: np.ndarray, y: np.ndarray) -> dict:
         """The statistics of one partition's design ``(X, y)``."""
-        out = {"n": int(X.shape[0]), "hist": log_counts(np.column_stack([X, y]))}
+        out = {"n": int(X.shape[0]), "hist": log_counts(X, y)}
         if self.centre:
             out["cells"] = column_cells(X)
             out["raw"] = [_unique(X[:, j]) for j in range(X.shape[1])] \
@@ -263,70 +284,6 @@ class GroupPass:
         X = X[:, list(self.keep)]
         labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
         return group_sums(X, y, labels, self.m, acc)
-
-
-@dataclass(frozen=True)
-class FusedPass:
-    """:class:`FirstPass` and, in the same read of each partition, the per-group sums of all
-    design columns at ``m`` models with labels from ``source(part, index, n, m, seed)``
-    (:mod:`dpstats.dask.speculate`). Run by :func:`fold_frame`: the accumulator is the first
-    pass's statistics plus ``"groups"``, one (m, K) array per worker chain."""
-
-    first: FirstPass
-    m: int
-    seed: int
-    source: object = seeded_labels
-
-    def __call__(self, acc, pdf, part: int) -> dict:
-        X, y = self.first.design(pdf)
-        out = self.first.stats(X, y)
-        labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
-        groups = group_sums(X, y, labels, self.m, None if acc is None else acc.pop("groups"))
-        out = out if acc is None else merge(acc, out)
-        out["groups"] = groups
-        return out
-
-
-def identity(total):
-    """The finish of a fold whose whole total comes back."""
-    return total
-
-
-def _add(a, b):
-    if a is None or b is None:
-        return b if a is None else a
-    if isinstance(a, dict):
-        return merge(a, b)
-    a += b                         # in place: the chains' accumulators are not read again
-    return a
-
-
-def fold_frame(ddf, fn, finish, chains: int | None = None):
-    """``acc = fn(acc, partition, index)`` over the partitions of ``ddf`` in ``chains``
-    sequential chains (partition i in chain ``i % chains``; each chain's accumulator stays on
-    its worker, one array however many partitions), the chains added up pairwise and
-    ``finish(total)`` computed on a worker: only what ``finish`` returns comes to the client.
-    ``chains`` (default :func:`fold_chains`) is public: it is not read from the data."""
-    import dask
-    parts = ddf.to_delayed()
-    chains = max(1, min(len(parts), chains or fold_chains()))
-    accs = [None] * chains
-    for i, part in enumerate(parts):
-        accs[i % chains] = dask.delayed(fn, pure=False)(accs[i % chains], part, i)
-    while len(accs) > 1:
-        accs = [dask.delayed(_add, pure=False)(*accs[i:i + 2]) if i + 1 < len(accs)
-                else accs[i] for i in range(0, len(accs), 2)]
-    return dask.compute(dask.delayed(finish, pure=False)(accs[0]))[0]
-
-
-def fold_chains() -> int:
-    """Chains of :func:`fold_frame`: the workers of the current dask client (two without
-    one)."""
-    try:
-        from distributed import get_client
-        return max(1, len(get_client().scheduler_info()["workers"]))
-    except (ImportError, ValueError):
-        return 2
 
 
 @dataclass(frozen=True)

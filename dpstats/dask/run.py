@@ -69,16 +69,9 @@ from ..pipeline.run import (
 from ..pipeline.select import candidate_columns, candidate_terms
 from . import engine as _engine
 from .design import PartitionDesign, schema, unknown_categoricals
+from .fold import FusedPass, fold_frame, fused_total
 from .methods import MethodsEngine
-from .passes import (
-    FirstPass,
-    FusedPass,
-    LevelsPass,
-    fold_frame,
-    identity,
-    reduce_frame,
-    seeded_labels,
-)
+from .passes import FirstPass, LevelsPass, reduce_frame, seeded_labels
 from .select import SAMPLED, selection_stage
 from .speculate import Prefetch, guess_models
 
@@ -170,16 +163,19 @@ def run_dask(request) -> Outcome:
 def _first_pass(request, ddf, part: PartitionDesign, levels) -> tuple[dict, Prefetch | None]:
     """The first pass's total and, when a linear Tukey fit may follow, the group sums of every
     design column at a public guess of its number of models, in the same read
-    (:mod:`dpstats.dask.speculate`: the labels' seed is drawn here, before the count)."""
+    (:mod:`dpstats.dask.speculate`: the labels' seed is drawn here, before the count), with
+    a subsample of rows for the Tukey intervals' windows (its seed drawn here too)."""
     first = FirstPass(part, centre=request.method == "tukey" or (
         request.kind == "lm" and request.method == "auto"))
     m = guess_models(request, len(part.columns), levels)
     if m is None:
         return reduce_frame(ddf, first), None
     pre = Prefetch(seed=group_seed(request.rng), m=m, p=len(part.columns))
+    sample_seed = group_seed(request.rng)          # the Tukey windows' rows (speculate.py)
     source = seeded_labels if _engine.LABELS is None else _engine.LABELS
-    stats = fold_frame(ddf, FusedPass(first, m, pre.seed, source), identity)
+    stats = fold_frame(ddf, FusedPass(first, m, pre.seed, source, sample_seed), fused_total)
     pre.sums = stats.pop("groups")
+    stats["sample"]["seed"] = sample_seed
     return stats, pre
 
 

@@ -202,7 +202,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         (0.05; 0: none) on the clipped residual sum of squares, ``"HC1"``: ``hc_share`` (0.15)
         of eps and delta more on a private sandwich meat (stage ``"inference"``).
     stage, engine : str, object
-        Ledger stage; dask statistics (:mod:`dpstats.dask`; no rows, no standard errors).
+        Ledger stage; dask statistics (:mod:`dpstats.dask`: no rows; residual sums, 1 pass).
 
     Returns
     -------
@@ -228,7 +228,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                                      "q": q, "rho": rho, "inference_share": inference_share,
                                      "cov_type": cov_type, "hc_share": hc_share})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names)
-    inf = inference_budget(eps, delta, opt, engine is None)
+    inf = inference_budget(eps, delta, opt)
     eps, delta = eps - inf["eps"], delta - inf["delta"]      # the fit's budget
     design, eps_b, delta_b = budgeted_design(
         Xa, ya, plan, method=opt["bounds_method"], share=opt["bounds_share"], eps=eps,
@@ -244,13 +244,14 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         "B_x": B_x, "eps_inference": inf["eps"]}}
     if design.unusable:
         return withheld(Xa.shape[1], Withheld.LABEL_BOUNDS, **facts)
-    return Estimate(params=design.to_original(theta), released=True,
-                    inference=_inference(design, theta, ridge, released, inf, rng, ledger),
+    inference = _inference(design, theta, ridge, released, inf, rng, ledger, engine)
+    return Estimate(params=design.to_original(theta), released=True, inference=inference,
                     **facts)
 
 
-def _inference(design, theta, ridge, released: dict, budget: dict, rng, ledger):
-    """The inference releases (stage "inference") and the bootstrap; None when not asked."""
+def _inference(design, theta, ridge, released: dict, budget: dict, rng, ledger, engine=None):
+    """The inference releases (stage "inference") and the bootstrap; None when not asked
+    (``engine``: a dask frame's residual sums, :mod:`dpstats.dask.inference`)."""
     if budget["eps_rss"] <= 0:
         return None
     icol = design.intercept_col
@@ -258,4 +259,5 @@ def _inference(design, theta, ridge, released: dict, budget: dict, rng, ledger):
         "adassp", design.X, design.y, theta, released, budget, rng=rng, ledger=ledger,
         n_hat=np.nan if icol is None else released["gram"][icol, icol], icol=icol,
         row_bound2=float(design.X.shape[1]), x0sq=1.0, ridge=ridge, y_half=design.y_half,
-        M=affine_matrix(design.to_original, theta.size), unusable=design.no_interval)
+        M=affine_matrix(design.to_original, theta.size), unusable=design.no_interval,
+        rows=None if engine is None else engine.residual_rows(design))

@@ -269,7 +269,9 @@ def _fit(Xa, ya, design: BoundedDesign | None, plan: GaussianGDP, opt: dict,
             n_hat=np.nan if icol is None else released["gram"][icol, icol] * C * C,
             icol=icol, row_bound2=1.0, x0sq=1.0 / (C * C), y_half=design.y_half,
             M=affine_matrix(lambda t: design.to_original(np.asarray(t) / C), theta.size),
-            unusable=design.no_interval, resid=resid, residuals=opt["residuals"])
+            unusable=design.no_interval, resid=resid, residuals=opt["residuals"],
+            rows=None if engine is None else engine.residual_rows(
+                design, C, RESID_BOX if opt["residuals"] == "unclipped" else None))
     return Estimate(params=params, released=True, inference=inference, **facts)
 
 
@@ -347,7 +349,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         "residuals": residuals})
     plan = plan_bounds(Xa, bounds, intercept_col=intercept_col, names=names) \
         if opt["variant"] == "scaled" else None
-    inf = inference_budget(eps, delta, opt, opt["variant"] == "scaled" and engine is None)
+    inf = inference_budget(eps, delta, opt, opt["variant"] == "scaled")
     design, gdp, eps_b = _design_and_plan(Xa, ya, plan, opt, eps - inf["eps"],
                                           delta - inf["delta"], rng, ledger, stage,
                                           None if engine is None else engine.counts_of)

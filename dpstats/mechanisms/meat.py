@@ -55,13 +55,16 @@ def meat_sigma(bound: float, eps: float, delta: float) -> float:
 
 def release_meat(X: np.ndarray, r: np.ndarray, bound: float, eps: float, delta: float,
                  rng: np.random.Generator, ledger: Ledger | None = None, *,
-                 stage: str | None = None, what: str = "meat matrix") -> np.ndarray:
+                 stage: str | None = None, what: str = "meat matrix",
+                 total: np.ndarray | None = None) -> np.ndarray:
     """The clipped meat ``sum_i x_i x_i' min(r_i^2, bound / ||x_i||^2)`` plus symmetric
     Gaussian noise, (eps, delta)-DP.
 
     Neighbours: add/remove one row (``r`` the residuals of a released fit, ``bound`` public
     or released). L2 sensitivity of the released upper triangle: ``bound`` (see the module
-    docstring). Returns the symmetric ``(p, p)`` released matrix.
+    docstring). Returns the symmetric ``(p, p)`` released matrix. ``total``: the same sum
+    :func:`clipped_meat` already added up over the rows elsewhere (a dask frame's partitions,
+    :mod:`dpstats.dask.inference`); ``X``, ``r`` are then not read.
 
     Examples
     --------
@@ -74,7 +77,8 @@ def release_meat(X: np.ndarray, r: np.ndarray, bound: float, eps: float, delta: 
     X = np.asarray(X, dtype=np.float64)
     p = X.shape[1]
     iu = np.triu_indices(p)
-    tri = gaussian(clipped_meat(X, r, bound)[iu], float(bound), eps, delta, rng, ledger,
+    total = clipped_meat(X, r, bound) if total is None else np.asarray(total, dtype=np.float64)
+    tri = gaussian(total[iu], float(bound), eps, delta, rng, ledger,
                    stage=stage, what=f"{what}: upper triangle of sum x x' r^2 with each row's "
                                      f"term clipped to Frobenius norm {bound:.4g}, symmetric "
                                      f"noise")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["random_groups", "random_permutation", "uniform_jitter", "group_seed",
-           "seeded_groups", "seeded_sample"]
+           "seeded_groups", "seeded_sample", "seeded_uniforms"]
 
 
 def random_groups(n: int, m: int, rng) -> np.ndarray:
@@ -95,5 +95,18 @@ def seeded_sample(seed: int, part: int, n: int, q: float) -> np.ndarray:
     >>> bool(seeded_sample(3, 1, 1000, 1.0).all()), bool(seeded_sample(3, 1, 1000, 0.0).any())
     (True, False)
     """
+    return seeded_uniforms(seed, part, n) < q
+
+
+def seeded_uniforms(seed: int, part: int, n: int) -> np.ndarray:
+    """The uniforms on [0, 1) behind :func:`seeded_sample` (``seeded_sample(seed, part, n,
+    q) == (seeded_uniforms(seed, part, n) < q)``): the rows below any ``q`` are its Bernoulli
+    subsample, so a subsample at a larger rate can be thinned to ``q`` later (one call:
+    ``rng.random(n)``).
+
+    >>> u = seeded_uniforms(3, 1, 1000)
+    >>> bool(((u < 0.3) == seeded_sample(3, 1, 1000, 0.3)).all())
+    True
+    """
     child = np.random.SeedSequence(seed, spawn_key=(int(part),))
-    return np.random.default_rng(child).random(n) < q
+    return np.random.default_rng(child).random(n)

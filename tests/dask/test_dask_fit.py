@@ -77,12 +77,14 @@ class FixedLabels:
 
 
 def seed_before_count(monkeypatch):
-    """Make the in-memory fit draw a group seed right before the row count, where a dask fit
-    that may run Tukey draws it (dpstats.dask.speculate): the two draw for draw alike."""
+    """Make the in-memory fit draw two seeds right before the row count, where a dask fit
+    that may run Tukey draws its group seed and its windows' subsample seed
+    (dpstats.dask.speculate): the two draw for draw alike."""
     import dpstats.pipeline.run as pipeline_run
     real = pipeline_run.plan_budget
 
     def plan_budget(request, *args, **kwargs):
+        group_seed(request.rng)
         group_seed(request.rng)
         return real(request, *args, **kwargs)
     monkeypatch.setattr(pipeline_run, "plan_budget", plan_budget)
@@ -309,3 +311,48 @@ def test_dp_glm_dpgd_equals_pandas(client):
     a = dp.dp_glm("g ~ x1 + x2 + x3", df, **kw)
     b = dp.dp_glm("g ~ x1 + x2 + x3", dd.from_pandas(df, npartitions=3), **kw)
     np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9)
+
+
+class WhereRun:
+    """A fold step that records which worker ran each partition (picklable)."""
+
+    def __call__(self, acc, pdf, part):
+        from distributed import get_worker
+        return (acc or []) + [(part, get_worker().address)]
+
+
+def test_fold_chains_stay_on_their_workers(client):
+    """Pinned folds: every step of a chain (its reads included) runs on one worker, and the
+    chains use different workers, so the accumulator never moves mid-chain."""
+    from dpstats.dask.fold import fold_frame
+    ddf = dd.from_pandas(frame(2000), npartitions=6)
+    runs = fold_frame(ddf, WhereRun(), sorted)
+    assert [p for p, _ in runs] == list(range(6))
+    where = {p % 2: set() for p in range(6)}
+    for p, addr in runs:
+        where[p % 2].add(addr)
+    assert all(len(w) == 1 for w in where.values()) and where[0] != where[1]
+
+
+@pytest.mark.parametrize("pin", [True, False])
+def test_fused_pass_equals_the_whole(client, monkeypatch, pin):
+    """The fused fold (count, log-grid counts, centre cells added as key counts, group sums)
+    equals the first pass and the group sums of the whole design, pinned or not."""
+    from dpstats.dask import fold
+    from dpstats.dask.design import PartitionDesign
+    monkeypatch.setattr(fold, "PIN_CHAINS", pin)
+    df = frame(3000).dropna()
+    df = df[np.isfinite(df.x2)].reset_index(drop=True)
+    part = PartitionDesign("y ~ x1 + x2 + x3", "lm", ("Intercept", "x1", "x2", "x3"))
+    labels = FixedLabels(np.random.default_rng(2).random(len(df)), draw=False)
+    fused = fold.FusedPass(passes.FirstPass(part, centre=True), 40, 0, labels)
+    got = fold.fold_frame(dd.from_pandas(df, npartitions=5), fused, fold.fused_total)
+    X, y = part(df)
+    want = passes.FirstPass(part, centre=True).stats(X, y)
+    assert got["n"] == want["n"] and got["raw"] is not None
+    np.testing.assert_array_equal(got["hist"], want["hist"])
+    for a, b in zip(got["cells"], want["cells"], strict=True):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    lab = labels(0, df.index, len(df), 40, 0)
+    np.testing.assert_allclose(got["groups"], passes.group_sums(X, y, lab, 40), rtol=1e-10)

@@ -107,7 +107,8 @@ def test_fold_frame_is_independent_of_chains_and_partitions():
 
     dd = pytest.importorskip("dask.dataframe")
     from dpstats.dask.design import PartitionDesign
-    from dpstats.dask.passes import GroupPass, fold_frame
+    from dpstats.dask.fold import fold_frame
+    from dpstats.dask.passes import GroupPass
 
     rng = np.random.default_rng(4)
     df = pd.DataFrame({"x1": rng.normal(size=3000), "x2": rng.uniform(size=3000)})
@@ -153,3 +154,29 @@ def test_guess_is_what_choose_m_takes_on_many_rows():
                                                              plan.delta_reg)
     assert guess_models(NS(**{**vars(req), "m": 500}), 4, (0.0, 0.0)) == 500
     assert guess_models(NS(**{**vars(req), "method": "adassp"}), 4, (0.0, 0.0)) is None
+
+
+def test_speculative_sample_is_the_bernoulli_sample(monkeypatch):
+    """The first pass's thinned subsample holds, below any q <= its threshold, exactly the
+    rows a Bernoulli(q) sample pass with the same seed takes (whatever the partitioning)."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from dpstats.dask import fold
+    from dpstats.dask.design import PartitionDesign
+    from dpstats.dask.passes import FirstPass, SamplePass, sample_frame, seeded_labels
+    monkeypatch.setattr(fold, "SAMPLE_ROWS", 300)
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame(rng.normal(size=(3000, 3)), columns=["a", "b", "y"])
+    part = PartitionDesign("y ~ a + b", "lm", ("Intercept", "a", "b"))
+    fused = fold.FusedPass(FirstPass(part), 4, 0, seeded_labels, sample_seed=11)
+    for parts in (1, 5):
+        ddf = dd.from_pandas(df, npartitions=parts)
+        got = fold.fold_frame(ddf, fused, fold.fused_total, chains=2)["sample"]
+        assert got["thr"] < 0.25 and got["u"].size <= 2 * 300 and (got["u"] < got["thr"]).all()
+        q = 0.8 * got["thr"]
+        X, y = sample_frame(ddf, SamplePass(part, (0, 1, 2), q, 11))
+        rows = got["u"] < q
+        assert rows.sum() == y.size > 0
+        np.testing.assert_array_equal(np.sort(got["y"][rows]), np.sort(y))
+        np.testing.assert_array_equal(np.sort(got["X"][rows][:, 1]), np.sort(X[:, 1]))

@@ -58,7 +58,7 @@ def _bound(gram: np.ndarray, n_hat: float, rss: float, row_bound2: float) -> flo
 
 def release_sandwich(X: np.ndarray, y: np.ndarray, theta: np.ndarray, *, gram: np.ndarray,
                      n_hat: float, rss: float, row_bound2: float, eps: float, delta: float,
-                     rng, ledger, stage: str, resid=None) -> dict:
+                     rng, ledger, stage: str, resid=None, rows=None) -> dict:
     """Release the clipped meat of the fit ``theta`` on the rows ``X`` it solved on.
 
     Neighbours: add/remove one row; ``theta``, ``gram``, ``n_hat``, ``rss`` are released and
@@ -66,15 +66,18 @@ def release_sandwich(X: np.ndarray, y: np.ndarray, theta: np.ndarray, *, gram: n
     (L2 sensitivity ``bound``, :func:`dpstats.mechanisms.meat.release_meat`). ``resid``:
     ``(X_r, y_r)`` the residuals are computed on (default ``X``, ``y``; BAS: the rows mapped
     without clipping to the box; the residual is clipped to [-1, 1] either way, and the
-    meat's rows are ``X``). Returns ``{"meat", "sigma", "bound"}`` (the released matrix and
-    its public noise scale).
+    meat's rows are ``X``). ``rows``: on a dask frame, the engine's residual statistics
+    (``rows.meat(theta, bound)``: the same clipped sum over the partitions; ``X``, ``y`` have
+    no rows). Returns ``{"meat", "sigma", "bound"}`` (the released matrix and its public noise
+    scale).
     """
     bound = _bound(gram, n_hat, rss, row_bound2)
     Xr, yr = (X, y) if resid is None else resid
     r = np.clip(yr - Xr @ theta, -1.0, 1.0)
     meat = release_meat(X, r, bound, eps, delta, rng, ledger, stage=stage,
                         what="sandwich meat of the released fit (mapped data, residuals "
-                             "clipped to [-1, 1])")
+                             "clipped to [-1, 1])",
+                        total=None if rows is None else rows.meat(theta, bound))
     return {"meat": meat, "sigma": meat_sigma(bound, eps, delta), "bound": bound}
 
 

@@ -85,15 +85,21 @@ COVERS_HC = (_COVERS_BASE + ", with heteroscedasticity-robust sampling error (HC
 
 
 def release_rss(X: np.ndarray, y: np.ndarray, theta: np.ndarray, eps: float, rng, ledger,
-                stage: str = STAGE) -> float:
+                stage: str = STAGE, rows=None) -> float:
     """Noisy ``sum_i min((y_i - x_i theta)^2, 1)`` on the mapped data, eps-DP (Laplace).
 
     Neighbours: add/remove one row; ``theta`` is an already released value, so one row changes
     the sum by at most 1 (L1 sensitivity 1; adaptive composition with the fit), whatever the
     row's values: ``X``, ``y`` may be the rows mapped without clipping to the box (BAS).
+    ``rows``: on a dask frame, the engine's residual statistics (``rows.rss(theta)``: the
+    same sum over the partitions, :mod:`dpstats.dask.inference`; ``X``, ``y`` are not read).
     """
-    r = np.clip(y - X @ theta, -RESID_CLIP, RESID_CLIP)
-    return laplace(float(r @ r), RSS_SENSITIVITY, eps, rng, ledger, stage=stage,
+    if rows is None:
+        r = np.clip(y - X @ theta, -RESID_CLIP, RESID_CLIP)
+        total = float(r @ r)
+    else:
+        total = float(rows.rss(theta))
+    return laplace(total, RSS_SENSITIVITY, eps, rng, ledger, stage=stage,
                    what="sum of squared residuals of the released fit, each clipped to "
                         "[-1, 1] (mapped data)")
 
@@ -139,22 +145,24 @@ def check_cov_type(opt: dict) -> None:
 def release_and_infer(kind: str, X: np.ndarray, y: np.ndarray, theta: np.ndarray,
                       released: dict, budget: dict, *, rng, ledger, n_hat: float,
                       icol: int | None, row_bound2: float, x0sq: float, resid=None,
-                      **kw) -> Inference:
+                      rows=None, **kw) -> Inference:
     """The inference releases of a fit on the rows ``X``, ``y`` it solved on (the RSS, and
     the sandwich meat when ``budget["eps_meat"] > 0``), then :func:`ssp_inference`.
     ``released`` holds the fit's released Gram matrix (``"gram"``, and ``"xty"`` for AdaSSP)
     and noise scales; ``resid``: ``(X_r, y_r)``, the rows the residuals are computed on
-    when they differ from ``X``, ``y`` (BAS: mapped without clipping to the box); ``kw`` goes
-    to :func:`ssp_inference`."""
+    when they differ from ``X``, ``y`` (BAS: mapped without clipping to the box); ``rows``:
+    on a dask frame, the engine's sums of the same residual statistics; ``kw`` goes to
+    :func:`ssp_inference`."""
     Xr, yr = (X, y) if resid is None else resid
-    rss = release_rss(Xr, yr, theta, budget["eps_rss"], rng, ledger)
+    rss = release_rss(Xr, yr, theta, budget["eps_rss"], rng, ledger, rows=rows)
     gram = released.pop("gram")
     xty = released.pop("xty", None)
     meat = None
     if budget["eps_meat"] > 0 and np.isfinite(n_hat):
         meat = release_sandwich(X, y, theta, resid=(Xr, yr), gram=gram, n_hat=n_hat, rss=rss,
                                 row_bound2=row_bound2, eps=budget["eps_meat"],
-                                delta=budget["delta_meat"], rng=rng, ledger=ledger, stage=STAGE)
+                                delta=budget["delta_meat"], rng=rng, ledger=ledger, stage=STAGE,
+                                rows=rows)
     return ssp_inference(kind, rss_noisy=rss, eps_inf=budget["eps_rss"], share=budget["share"],
                          gram_noisy=gram, theta=theta, xty=xty, n_hat=n_hat, icol=icol,
                          meat=meat, x0sq=x0sq, eps_fit=budget["eps_fit"], noise=released, **kw)

@@ -43,7 +43,8 @@ Correlations between coefficients are not released (NaN off the diagonal: ``get_
 then uses ``sum_j |x_j| se_j``, the largest standard error over every correlation). Intervals
 are given only where the release gate passes
 (:func:`dpstats.estimators.inference.gate.tukey_passes`, ``m * eps / p``, public). Designs
-whose groups vote only on identified coefficients (factor terms) and dask frames get none.
+whose groups vote only on identified coefficients (factor terms) get none; on a dask frame the
+windows' row subsample is drawn on the workers (:mod:`dpstats.dask.inference`, one pass).
 """
 
 from __future__ import annotations
@@ -111,9 +112,6 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
     """
     if share <= 0:
         return InferencePlan(0.0, 0.0)
-    if dask:
-        return InferencePlan(0.0, share, "Tukey intervals are not built for dask frames (the "
-                                         "window counts need the group models on the client)")
     if identify != "off":
         return InferencePlan(0.0, share, "Tukey intervals are not built for designs with "
                                          "factor terms (groups vote only on the coefficients "
@@ -123,17 +121,22 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
     return InferencePlan(share * eps_stage, share)
 
 
-def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names):
-    """Private ``(column scales, residual scale, n_hat)`` on a random subset of rows."""
-    n, p = X.shape
+def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=None):
+    """Private ``(column scales, residual scale, n_hat)`` on a random subset of rows
+    (``rows``: a dask frame's row count and subsample, :class:`dpstats.dask.inference.
+    TukeyRows`; the same law: each row kept independently with probability ``1 / parts``)."""
+    n, p = (X.shape[0] if rows is None else rows.n), X.shape[1]
     cols = [j for j in range(p) if j != intercept_col]
     k = len(cols) + 1 + (n_hat is None)
     each = eps / k
     if n_hat is None:
         n_hat = max(private_count(n, each, rng, ledger, stage=STAGE), 1.0)
     parts = max(1, int(math.ceil(n_hat / SCALE_ROWS)))
-    rows = slice(None) if parts == 1 else (random_groups(n, parts, rng) == 0)
-    Xs, ys = X[rows], y[rows]
+    if rows is not None:
+        Xs, ys = rows.sample(1.0 / parts, rng)
+    else:
+        rows = slice(None) if parts == 1 else (random_groups(n, parts, rng) == 0)
+        Xs, ys = X[rows], y[rows]
     cen = np.zeros(p) if c is None else c
     scale = np.ones(p)
     for j in cols:
@@ -208,13 +211,14 @@ def bias_aware_quantile(r: float, level: float = 0.95) -> float:
 
 def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePlan,
                     n_hat, multiplier: float, monotone: bool, rng, ledger,
-                    names=None) -> Inference:
+                    names=None, rows=None) -> Inference:
     """The :class:`~dpstats.estimators.outcome.Inference` of a released Tukey point.
 
     ``models`` are the (m, p) group models as the mechanism saw them (with a centre ``c``, the
     intercept coordinate is the prediction at ``c``); ``point`` is the released point on the
     original scale. Charges ``plan.eps`` to stage ``"inference"``; with ``plan.eps == 0``
-    only the plan's reason (no charge).
+    only the plan's reason (no charge). ``rows``: on a dask frame (``X``, ``y`` without rows),
+    the row count and subsample of the windows (:class:`dpstats.dask.inference.TukeyRows`).
     """
     p = point.size
     nan = np.full((p, p), np.nan)
@@ -226,7 +230,7 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     if c is not None:               # each group model in the reported coordinates
         B[:, intercept_col] -= B @ c
     scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
-                                  SCALE_SHARE * plan.eps, rng, ledger, names)
+                                  SCALE_SHARE * plan.eps, rng, ledger, names, rows)
     w = windows(scale, resid, c, intercept_col, n_hat, m)
     finite = np.isfinite(w) & (w > 0)
     counts = window_counts(B - point, np.where(finite, w, 0.0), (1 - SCALE_SHARE) * plan.eps,

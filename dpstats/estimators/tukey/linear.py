@@ -199,14 +199,16 @@ def _recentre(models: np.ndarray, m: int, c, intercept_col) -> dict:
 
 
 def _with_inference(est: Estimate, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
-                    ledger, names) -> Estimate:
+                    ledger, names, engine=None) -> Estimate:
     """``est`` with the standard errors of :mod:`dpstats.estimators.inference.tukey` (stage
-    ``"inference"``, ``plan.eps``; after the release: adaptive composition)."""
+    ``"inference"``, ``plan.eps``; after the release: adaptive composition; ``engine``: a
+    dask frame's rows, :meth:`~dpstats.dask.methods.MethodsEngine.tukey_rows`)."""
     if not est.released or plan.share <= 0:
         return est
     inf = tukey_inference(X, y, models, est.params, c, intercept_col, plan=plan, n_hat=n_noisy,
                           multiplier=params.multiplier, monotone=params.monotone, rng=rng,
-                          ledger=ledger, names=names)
+                          ledger=ledger, names=names,
+                          rows=None if engine is None else engine.tukey_rows())
     return dataclasses.replace(est, inference=inf)
 
 
@@ -308,4 +310,4 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     S = jitter_sort(models, rng, ident, t)
     est = _ptr_release(S, t, params, delta, lemma, c, intercept_col, rng, ledger, stage, facts)
     return _with_inference(est, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
-                           ledger, names)
+                           ledger, names, engine)

@@ -1,0 +1,98 @@
+"""The statistics of the standard errors on a dask frame: row sums at a released fit, and the
+Tukey intervals' row subsample.
+
+The releases are the in-memory ones (:mod:`dpstats.estimators.inference.ssp`,
+:mod:`~dpstats.estimators.inference.sandwich`, :mod:`~dpstats.estimators.inference.tukey`),
+made on the client by the same mechanisms; only what they read is computed on the workers:
+
+* AdaSSP and Boosted AdaSSP (:class:`ResidualRows`): the sum of the squared residuals of the
+  released fit, each clipped to ``[-1, 1]`` on the mapped scale (one pass), and for
+  ``cov_type="HC1"`` the clipped meat ``sum_i x_i x_i' min(r_i^2, bound / ||x_i||^2)``
+  (:func:`dpstats.mechanisms.meat.clipped_meat` on every partition, one more pass: its bound
+  is computed from the released RSS). The rows are mapped into the released box exactly as
+  for the fit (:class:`~dpstats.dask.passes.GramPass`; BAS's residuals on the rows clipped at
+  ``resid_box`` half-widths); sums over partitions equal the in-memory sums up to rounding.
+* Tukey (:class:`TukeyRows`): the released row count's source ``n`` for a private count when
+  none was released, and the Bernoulli(``q``) row subsample of the windows (each row kept
+  independently, :func:`~dpstats.mechanisms.sampling.seeded_sample`: the law of the in-memory
+  ``random_groups(n, 1/q) == 0``, one seed drawn from the fit's generator; ``q = 1``: every row,
+  nothing drawn, as in memory). When the first pass took the Tukey group sums speculatively it
+  also kept the rows whose uniform (from a seed drawn before it) lies below a threshold
+  (:func:`dpstats.dask.fold.thinned`, at most 2^18 rows per chain); the windows then take the
+  rows below ``q`` from them, with no pass, and otherwise the same rows by a pass with the
+  same seed. The group models are already on the client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..mechanisms.meat import clipped_meat
+from .passes import GramPass, SamplePass, reduce_frame, sample_frame
+
+__all__ = ["ResidualPass", "ResidualRows", "TukeyRows"]
+
+
+@dataclass(frozen=True)
+class ResidualPass:
+    """One partition's clipped residual sum of squares (``bound`` None) or clipped meat at the
+    released ``theta`` (on the scale of the rows ``mapped / C``)."""
+
+    rows: GramPass
+    theta: np.ndarray
+    C: float = 1.0
+    resid_box: float | None = None
+    bound: float | None = None
+
+    def __call__(self, pdf, part: int) -> dict:
+        raw = self.rows.design(pdf)
+        Xs, ys = self.rows.mapped(pdf, raw)
+        Xr, yr = (Xs, ys) if self.resid_box is None else \
+            self.rows.mapped(pdf, raw, clip=self.resid_box)
+        r = np.clip(yr - (Xr / self.C) @ self.theta, -1.0, 1.0)
+        if self.bound is None:
+            return {"rss": float(r @ r)}
+        return {"meat": clipped_meat(Xs / self.C, r, self.bound)}
+
+
+class ResidualRows:
+    """What :func:`~dpstats.estimators.inference.ssp.release_and_infer` reads from the rows
+    (``rss(theta)``, ``meat(theta, bound)``), one pass each."""
+
+    def __init__(self, ddf, rows: GramPass, C: float = 1.0, resid_box: float | None = None):
+        self.ddf, self.pass_ = ddf, ResidualPass(rows, np.zeros(0), float(C), resid_box)
+
+    def rss(self, theta) -> float:
+        step = replace(self.pass_, theta=np.asarray(theta, dtype=np.float64))
+        return float(reduce_frame(self.ddf, step)["rss"])
+
+    def meat(self, theta, bound: float) -> np.ndarray:
+        step = replace(self.pass_, theta=np.asarray(theta, dtype=np.float64),
+                       bound=float(bound))
+        return reduce_frame(self.ddf, step)["meat"]
+
+
+class TukeyRows:
+    """The rows the Tukey intervals read (:func:`dpstats.estimators.inference.tukey.
+    tukey_inference` with ``rows=``): ``n`` (not released: only a mechanism reads it) and
+    ``sample(q, rng)``, the kept columns and ``y`` of a Bernoulli(``q``) row subsample."""
+
+    def __init__(self, ddf, design, keep, n: int, speculative: dict | None = None):
+        self.ddf, self.design, self.keep, self.n = ddf, design, tuple(keep), int(n)
+        self.speculative = speculative
+
+    def sample(self, q: float, rng) -> tuple[np.ndarray, np.ndarray]:
+        """The subsample: from the first pass's speculative rows when their threshold is at
+        least ``q`` (no pass), else one pass with the same seed (the same rows)."""
+        from ..mechanisms.sampling import group_seed
+        spec = self.speculative
+        if spec is not None and q <= spec["thr"]:
+            rows = spec["u"] < q
+            return np.ascontiguousarray(spec["X"][rows][:, list(self.keep)]), spec["y"][rows]
+        if spec is not None:
+            seed = spec["seed"]
+        else:
+            seed = 0 if q >= 1.0 else group_seed(rng)    # every row: nothing drawn
+        return sample_frame(self.ddf, SamplePass(self.design, self.keep, float(q), seed))
