@@ -76,12 +76,23 @@ DELTA = 1e-5
 OUT = Path(__file__).resolve().parent / "results" / "coverage.csv"
 
 
-def cells() -> list[tuple[str, dict]]:
-    """``(design, settings)``: the centre, then each arm."""
+#: Two-factor cells where AdaSSP's gate opens (n*eps >= 47,500) crossed with the tails
+#: (``--cells tails`` or by name, e.g. ``n=200000/covariates=skewed``): the clipping box cuts
+#: a tail there, so they test what AdaSSP's intervals cover.
+TAIL_BASES = {"n=200000": {"n": 200_000}, "eps=4.0": {"eps": 4.0}}
+TAILS = {"covariates": ["skewed", "binary"], "errors": ["t3", "hetero"]}
+
+
+def cells(tails: bool = False) -> list[tuple[str, dict]]:
+    """``(design, settings)``: the centre, then each arm (``tails``: then the two-factor
+    :data:`TAILS` cells)."""
     out = [("centre", dict(CENTRE))]
     for factor, values in ARMS.items():
         for v in values:
             out.append((f"{factor}={v}", {**CENTRE, factor: v}))
+    if tails:
+        out += [(f"{b}/{f}={v}", {**CENTRE, **base, f: v}) for b, base in TAIL_BASES.items()
+                for f, values in TAILS.items() for v in values]
     return out
 
 
@@ -209,8 +220,8 @@ def gated(r: dict) -> bool:
 
 
 def run_cell(design: str, cell: dict, method: str, reps: int, jobs: int,
-             logistic: bool = False, raw: list | None = None) -> dict:
-    tasks = [(cell, method, r, logistic) for r in range(reps)]
+             logistic: bool = False, raw: list | None = None, start: int = 0) -> dict:
+    tasks = [(cell, method, r, logistic) for r in range(start, start + reps)]
     if jobs > 1:
         with Pool(jobs) as pool:
             res = pool.map(one_rep, tasks)
@@ -220,7 +231,7 @@ def run_cell(design: str, cell: dict, method: str, reps: int, jobs: int,
         r["cell"] = cell
     if raw is not None:
         raw += [{"design": design, "method": method, "logistic": logistic, "rep": i, **r}
-                for i, r in enumerate(res)]
+                for i, r in enumerate(res, start)]
     return summarise(design, cell, method, res, logistic)
 
 
@@ -269,10 +280,13 @@ def summarise(design: str, cell: dict, method: str, res: list, logistic: bool) -
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=500)
-    ap.add_argument("--cells", default="all", help="'all' or comma list of designs")
+    ap.add_argument("--cells", default="all",
+                    help="'all' (centre and arms), 'tails' (the TAILS cells) or a comma list")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--logistic", action="store_true", help="also the logistic cells")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0,
+                    help="first replication's seed index (run a cell in chunks with --raw)")
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--selection", action="store_true",
                     help="only the selection arm (correlated covariates, select='auto', k=3)")
@@ -284,14 +298,16 @@ def main(argv=None) -> None:
     if a.from_raw:
         resummarise(a.from_raw, a.out)
         return
-    todo = cells()
+    todo = cells(tails=True)
     methods = a.methods.split(",")
     if a.fast:
         a.reps, methods = 20, ["adassp", "bas"]
         todo = [c for c in todo if c[0] in ("centre", "n=2000")]
     elif a.cells != "all":
         want = set(a.cells.split(","))
-        todo = [c for c in todo if c[0] in want]
+        todo = [c for c in todo if c[0] in want or ("tails" in want and "/" in c[0])]
+    else:
+        todo = [c for c in todo if "/" not in c[0]]
     jobs = [(d, c, m, False) for d, c in todo for m in methods]
     if a.selection:
         methods = a.methods.split(",") if a.methods != ",".join(METHODS) else SELECTION_METHODS
@@ -304,7 +320,7 @@ def main(argv=None) -> None:
           f"{'cover':>6s} {'min':>6s} {'cond':>6s} {'width':>7s} {'sec':>6s}", flush=True)
     for i, (design, cell, method, logistic) in enumerate(jobs, 1):
         raw = []
-        row = run_cell(design, cell, method, a.reps, a.jobs, logistic, raw)
+        row = run_cell(design, cell, method, a.reps, a.jobs, logistic, raw, a.start)
         rows.append(row)
         if a.raw:
             with open(a.raw, "a") as fh:
