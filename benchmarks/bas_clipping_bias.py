@@ -18,7 +18,8 @@ sample of the same population (``--pop`` rows) under each clipping separately an
 ``--method adassp``: the bounds are released as AdaSSP releases them (its own share of eps and
 delta), the standard error is AdaSSP's, and the targets are least squares (AdaSSP has no
 residual clip): ``x``, ``y`` and ``xy`` (both: what AdaSSP's intervals are centred on), and
-``wide=K``: x and the label clipped at K half-widths about the box's centre (a wider box).
+``wide=K``: x and the label clipped at K half-widths about the box's centre (a wider box),
+``ywide=K``: x at the box, only the label's range K times wider.
 
 Bias is reported in units of the coefficient's BAS standard error in that cell (the median
 bootstrap SE of ``--se-fits`` real fits, before the inflation), per coefficient: the worst
@@ -104,6 +105,8 @@ def decompose(design, pop: pd.DataFrame, boxes=(2.0 ** 20,), method: str = "bas"
         for K in boxes:
             out[f"wide={K:g}"] = design.to_original(fixed_point(
                 np.clip(Xlin, -K, K), np.clip(ylin, -K, K), None))
+            out[f"ywide={K:g}"] = design.to_original(fixed_point(Xclip, np.clip(ylin, -K, K),
+                                                                 None))
         return out
     for key, (A, b, r) in {"x": (Xclip, ylin, None), "y": (Xlin, yclip, None),
                            "r": (Xlin, ylin, 1.0), "xr": (Xclip, ylin, 1.0),

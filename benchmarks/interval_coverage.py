@@ -79,7 +79,7 @@ OUT = Path(__file__).resolve().parent / "results" / "coverage.csv"
 #: Two-factor cells where AdaSSP's gate opens (n*eps >= 47,500) crossed with the tails
 #: (``--cells tails`` or by name, e.g. ``n=200000/covariates=skewed``): the clipping box cuts
 #: a tail there, so they test what AdaSSP's intervals cover.
-TAIL_BASES = {"n=200000": {"n": 200_000}, "eps=4.0": {"eps": 4.0}}
+TAIL_BASES = {"n=200000": {"n": 200_000}, "eps=4.0": {"eps": 4.0}, "n=100000": {"n": 100_000}}
 TAILS = {"covariates": ["skewed", "binary"], "errors": ["t3", "hetero"]}
 
 
