@@ -30,6 +30,13 @@ the gated code releases (the gate is post-processing: no released value changes)
 withholds count as "no interval" (column ``gated``). ``--raw`` keeps the per-rep rows so that
 ``--from-raw`` re-summarises them at new thresholds without re-fitting.
 
+**Tails** (``--cells tails``, or by name such as ``n=200000/errors=hetero``): two-factor cells
+where AdaSSP's release gate opens, n = 100,000 or 200,000 (eps 1) or eps = 4 (n = 20,000),
+crossed with skewed and binary covariates and t(3) and heteroscedastic errors: the private
+box or the label's range cuts a tail there, so they measure how far AdaSSP's intervals (which
+centre on the clipped problem's coefficients) cover the model's. ``--start`` runs a cell's
+replications from that seed index on (a long cell in chunks; ``--raw`` collects them).
+
 ``method:HC1`` (e.g. ``bas:HC1``) runs with ``cov_type="HC1"`` (the private sandwich).
 ``--selection`` runs only the selection arm: equicorrelated (0.5) Gaussian covariates, p = 5,
 ``select="auto", k=3``, methods ``default+select``, ``bas+select``, ``adassp+select``; besides
@@ -76,9 +83,9 @@ DELTA = 1e-5
 OUT = Path(__file__).resolve().parent / "results" / "coverage.csv"
 
 
-#: Two-factor cells where AdaSSP's gate opens (n*eps >= 47,500) crossed with the tails
-#: (``--cells tails`` or by name, e.g. ``n=200000/covariates=skewed``): the clipping box cuts
-#: a tail there, so they test what AdaSSP's intervals cover.
+#: Two-factor cells at large n*eps (AdaSSP's release gate) crossed with the tails (``--cells
+#: tails`` or by name, e.g. ``n=200000/covariates=skewed``): the clipping box cuts a tail
+#: there, so they test what AdaSSP's intervals cover.
 TAIL_BASES = {"n=200000": {"n": 200_000}, "eps=4.0": {"eps": 4.0}, "n=100000": {"n": 100_000}}
 TAILS = {"covariates": ["skewed", "binary"], "errors": ["t3", "hetero"]}
 
@@ -293,8 +300,16 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--raw", default=None, help="also write per-rep rows (JSON lines) here")
     ap.add_argument("--from-raw", default=None,
-                    help="only re-summarise per-rep rows (at the code's gate thresholds)")
+                    help="only re-summarise per-rep rows (comma list of files; at the code's "
+                         "gate thresholds unless --gate)")
+    ap.add_argument("--gate", default=None,
+                    help="with --from-raw: thresholds other than the code's, e.g. adassp=47500")
     a = ap.parse_args(argv)
+    if a.gate:
+        from dpstats.estimators.inference import gate
+        for item in a.gate.split(","):
+            kind, _, value = item.partition("=")
+            gate.THRESHOLDS[kind] = float(value)
     if a.from_raw:
         resummarise(a.from_raw, a.out)
         return
@@ -336,7 +351,7 @@ def main(argv=None) -> None:
 
 def resummarise(path: str, out: str) -> None:
     """The CSV from per-rep rows, the release gate applied at the code's thresholds."""
-    rows = [json.loads(line) for line in open(path)]
+    rows = [json.loads(line) for p in path.split(",") for line in open(p)]
     groups: dict = {}
     for r in rows:
         groups.setdefault((r["design"], r["method"], r["logistic"]), []).append(r)
