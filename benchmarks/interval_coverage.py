@@ -86,7 +86,8 @@ OUT = Path(__file__).resolve().parent / "results" / "coverage.csv"
 #: Two-factor cells at large n*eps (AdaSSP's release gate) crossed with the tails (``--cells
 #: tails`` or by name, e.g. ``n=200000/covariates=skewed``): the clipping box cuts a tail
 #: there, so they test what AdaSSP's intervals cover.
-TAIL_BASES = {"n=200000": {"n": 200_000}, "eps=4.0": {"eps": 4.0}, "n=100000": {"n": 100_000}}
+TAIL_BASES = {"n=200000": {"n": 200_000}, "eps=4.0": {"eps": 4.0}, "n=100000": {"n": 100_000},
+              "n=200000&eps=2.0": {"n": 200_000, "eps": 2.0}}
 TAILS = {"covariates": ["skewed", "binary"], "errors": ["t3", "hetero"]}
 
 
