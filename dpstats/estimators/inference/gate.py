@@ -111,9 +111,12 @@ def gate_reason(kind: str, n_hat: float, eps: float, k: int) -> str:
                                                      ("" if b == 1 else f"^{b}"))
     need = THRESHOLDS[kind] * k ** b / eps ** a
     idx = float(method_index(kind, n_hat, eps, k))
+    where = ("benchmarks/interval_gate.py" if kind == "bas" else "benchmarks/interval_gate.py "
+             "and interval_coverage.py --cells tails: a long error tail lost to the label's "
+             "range")
     return (f"{head} (release gate: {form} \u2248 {idx:,.0f} is "
             f"below {label}'s threshold of {THRESHOLDS[kind]:,.0f}, derived by simulation in "
-            f"benchmarks/interval_gate.py); about {need:,.0f} rows at this eps, a larger eps "
+            f"{where}); about {need:,.0f} rows at this eps, a larger eps "
             f"or fewer columns give intervals")
 
 
