@@ -15,6 +15,12 @@ sample of the same population (``--pop`` rows) under each clipping separately an
   gradient's rows are clipped to the box, the residuals are computed on the rows and label
   clipped to K half-widths of the box about its centre (``bas.RESID_BOX``).
 
+``--method adassp``: the bounds are released as AdaSSP releases them (its own share of eps and
+delta), the standard error is AdaSSP's, and the targets are least squares (AdaSSP has no
+residual clip): ``x``, ``y`` and ``xy`` (both: what AdaSSP's intervals are centred on), and
+``wide=K``: x and the label clipped at K half-widths about the box's centre (a wider box),
+``ywide=K``: x at the box, only the label's range K times wider.
+
 Bias is reported in units of the coefficient's BAS standard error in that cell (the median
 bootstrap SE of ``--se-fits`` real fits, before the inflation), per coefficient: the worst
 (largest |bias/SE|) coefficient is shown. Prints a table with progress; writes
@@ -40,17 +46,24 @@ from interval_coverage import CENTRE, simulate  # noqa: E402
 OUT = Path(__file__).resolve().parent / "results" / "bas_clipping_bias.csv"
 
 
-def released_design(df: pd.DataFrame, eps: float, seed: int):
-    """The bounded design BAS would use (its own bounds release; nothing else released)."""
-    from dpstats.estimators import bas
-    from dpstats.estimators.bounded import plan_bounds
+def released_design(df: pd.DataFrame, eps: float, seed: int, method: str = "bas"):
+    """The bounded design BAS (or AdaSSP) would use (its own bounds release; nothing else
+    released)."""
+    from dpstats.estimators import adassp, bas
+    from dpstats.estimators.bounded import budgeted_design, plan_bounds
     from dpstats.estimators.inference.ssp import inference_budget
     from dpstats.validation import validate_options
     X = np.c_[np.ones(len(df)), df.drop(columns="y").to_numpy()]
     y = df["y"].to_numpy()
-    opt = validate_options(bas.OPTIONS, {})
+    opt = validate_options((adassp if method == "adassp" else bas).OPTIONS, {})
     inf = inference_budget(eps, 1e-5, opt)
     plan = plan_bounds(X, "auto", intercept_col=0)
+    if method == "adassp":
+        design, _, _ = budgeted_design(
+            X, y, plan, method=opt["bounds_method"], share=opt["bounds_share"],
+            eps=eps - inf["eps"], delta=1e-5 - inf["delta"], q=opt["q"],
+            rng=np.random.default_rng(seed), ledger=None, stage="regression")
+        return design
     design, _, _ = bas._design_and_plan(X, y, plan, opt, eps - inf["eps"], 1e-5 - inf["delta"],
                                         np.random.default_rng(seed), None, "regression")
     return design
@@ -72,7 +85,7 @@ def fixed_point(X, y, rclip: float | None, iters: int = 200, Z=None) -> np.ndarr
     return theta
 
 
-def decompose(design, pop: pd.DataFrame, boxes=(2.0 ** 20,)) -> dict:
+def decompose(design, pop: pd.DataFrame, boxes=(2.0 ** 20,), method: str = "bas") -> dict:
     """Original-scale coefficients of each clipped target on the population sample."""
     from dpstats.mechanisms.bounds import to_unit
     X = np.c_[np.ones(len(pop)), pop.drop(columns="y").to_numpy()]
@@ -85,6 +98,16 @@ def decompose(design, pop: pd.DataFrame, boxes=(2.0 ** 20,)) -> dict:
     ylin = (y - design.y_mid) / design.y_half
     yclip = np.clip(ylin, -1.0, 1.0)
     out = {}
+    if method == "adassp":          # least squares: no residual clip
+        for key, (A, b) in {"x": (Xclip, ylin), "y": (Xlin, yclip), "xy": (Xclip, yclip),
+                            "none": (Xlin, ylin)}.items():
+            out[key] = design.to_original(fixed_point(A, b, None))
+        for K in boxes:
+            out[f"wide={K:g}"] = design.to_original(fixed_point(
+                np.clip(Xlin, -K, K), np.clip(ylin, -K, K), None))
+            out[f"ywide={K:g}"] = design.to_original(fixed_point(Xclip, np.clip(ylin, -K, K),
+                                                                 None))
+        return out
     for key, (A, b, r) in {"x": (Xclip, ylin, None), "y": (Xlin, yclip, None),
                            "r": (Xlin, ylin, 1.0), "xr": (Xclip, ylin, 1.0),
                            "xyr": (Xclip, yclip, 1.0), "none": (Xlin, ylin, None)}.items():
@@ -97,16 +120,18 @@ def decompose(design, pop: pd.DataFrame, boxes=(2.0 ** 20,)) -> dict:
     return out
 
 
-def bas_se(cell: dict, fits: int) -> np.ndarray:
+def bas_se(cell: dict, fits: int, method: str = "bas") -> np.ndarray:
+    """Median standard error of ``fits`` real fits, before the method's inflation."""
     import dpstats as dp
+    from dpstats.estimators.inference.gate import INFLATION
     ses = []
     for s in range(fits):
         df = simulate(cell, np.random.default_rng([99, s]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = dp.dp_lm("y ~ .", df, eps=cell["eps"], delta=1e-5, method="bas",
+            fit = dp.dp_lm("y ~ .", df, eps=cell["eps"], delta=1e-5, method=method,
                            select=None, random_state=s)
-        ses.append(fit.bse.to_numpy() / 1.1)
+        ses.append(fit.bse.to_numpy() / INFLATION[method])
     return np.nanmedian(np.array(ses), axis=0)
 
 
@@ -120,8 +145,11 @@ def main(argv=None) -> None:
     ap.add_argument("--eps", default="1,4")
     ap.add_argument("--boxes", default="2,3,1048576",
                     help="values of bas.RESID_BOX for the 'box=K' targets")
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--method", default="bas", choices=["bas", "adassp"])
+    ap.add_argument("--out", default=None, help=f"default {OUT} (bas), ..._adassp.csv")
     a = ap.parse_args(argv)
+    if a.out is None:
+        a.out = str(OUT if a.method == "bas" else OUT.with_name("adassp_clipping_bias.csv"))
     designs = {"centre": {}, "skewed": {"covariates": "skewed"}, "hetero": {"errors": "hetero"},
                "t3": {"errors": "t3"}, "binary": {"covariates": "binary"}}
     rows = []
@@ -131,15 +159,15 @@ def main(argv=None) -> None:
             for eps in [float(v) for v in a.eps.split(",")]:
                 cell = {**CENTRE, **designs[name], "n": n, "eps": eps}
                 t0 = time.perf_counter()
-                se = bas_se(cell, a.se_fits)
+                se = bas_se(cell, a.se_fits, a.method)
                 pop = simulate({**cell, "n": a.pop}, np.random.default_rng([7, n]))
                 ols = decompose_ols(pop)
                 acc = {}
                 for rep in range(a.reps):
                     df = simulate(cell, np.random.default_rng([rep, n, int(eps * 10)]))
-                    d = released_design(df, eps, rep)
+                    d = released_design(df, eps, rep, a.method)
                     boxes = [float(b) for b in a.boxes.split(",")]
-                    for k, v in decompose(d, pop, boxes).items():
+                    for k, v in decompose(d, pop, boxes, a.method).items():
                         acc.setdefault(k, []).append(v)
                     acc.setdefault("xhi", []).append(d.clip_hi[1:])
                     acc.setdefault("yhalf", []).append([d.y_half])

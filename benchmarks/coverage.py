@@ -231,13 +231,15 @@ def _print(row: dict, i: int, total: int, t0: float) -> None:
 
 def imported(results: Path = HERE / "results") -> pd.DataFrame:
     """Rows of the specialised scripts' committed results, in this schema (column ``source``):
-    interval_coverage.py's ``coverage.csv`` (summary rows), glm_coverage.py's
-    ``glm_coverage.csv`` (per coefficient) and tukey_coverage.py's fits
+    interval_coverage.py's ``coverage.csv`` (summary rows, newest first: of several runs of
+    a cell and method the first row is kept, the older ones are the file's history),
+    glm_coverage.py's ``glm_coverage.csv`` (per coefficient) and tukey_coverage.py's fits
     (``tukey_coverage_fits*.csv``, one row per fit and coefficient, run with the gate open:
     the committed gate is applied here). A fresh run of the same key replaces them
     (``--merge``)."""
     rows = []
-    lm = pd.read_csv(results / "coverage.csv")
+    lm = pd.read_csv(results / "coverage.csv")    # newest rows first (column ``run``): an
+    lm = lm.drop_duplicates(["design", "model", "method"], keep="first")  # older run drops
     for _, r in lm.iterrows():
         rows.append({"family": "lm", "cell": r["design"], "model": r["model"],
                      "method": r["method"], **{k: r[k] for k in ("n", "p", "eps", "covariates",

@@ -30,6 +30,13 @@ the gated code releases (the gate is post-processing: no released value changes)
 withholds count as "no interval" (column ``gated``). ``--raw`` keeps the per-rep rows so that
 ``--from-raw`` re-summarises them at new thresholds without re-fitting.
 
+**Tails** (``--cells tails``, or by name such as ``n=200000/errors=hetero``): two-factor cells
+where AdaSSP's release gate opens, n = 100,000 or 200,000 (eps 1) or eps = 4 (n = 20,000),
+crossed with skewed and binary covariates and t(3) and heteroscedastic errors: the private
+box or the label's range cuts a tail there, so they measure how far AdaSSP's intervals (which
+centre on the clipped problem's coefficients) cover the model's. ``--start`` runs a cell's
+replications from that seed index on (a long cell in chunks; ``--raw`` collects them).
+
 ``method:HC1`` (e.g. ``bas:HC1``) runs with ``cov_type="HC1"`` (the private sandwich).
 ``--selection`` runs only the selection arm: equicorrelated (0.5) Gaussian covariates, p = 5,
 ``select="auto", k=3``, methods ``default+select``, ``bas+select``, ``adassp+select``; besides
@@ -76,12 +83,24 @@ DELTA = 1e-5
 OUT = Path(__file__).resolve().parent / "results" / "coverage.csv"
 
 
-def cells() -> list[tuple[str, dict]]:
-    """``(design, settings)``: the centre, then each arm."""
+#: Two-factor cells at large n*eps (AdaSSP's release gate) crossed with the tails (``--cells
+#: tails`` or by name, e.g. ``n=200000/covariates=skewed``): the clipping box cuts a tail
+#: there, so they test what AdaSSP's intervals cover.
+TAIL_BASES = {"n=200000": {"n": 200_000}, "eps=4.0": {"eps": 4.0}, "n=100000": {"n": 100_000},
+              "n=200000&eps=2.0": {"n": 200_000, "eps": 2.0}}
+TAILS = {"covariates": ["skewed", "binary"], "errors": ["t3", "hetero"]}
+
+
+def cells(tails: bool = False) -> list[tuple[str, dict]]:
+    """``(design, settings)``: the centre, then each arm (``tails``: then the two-factor
+    :data:`TAILS` cells)."""
     out = [("centre", dict(CENTRE))]
     for factor, values in ARMS.items():
         for v in values:
             out.append((f"{factor}={v}", {**CENTRE, factor: v}))
+    if tails:
+        out += [(f"{b}/{f}={v}", {**CENTRE, **base, f: v}) for b, base in TAIL_BASES.items()
+                for f, values in TAILS.items() for v in values]
     return out
 
 
@@ -209,8 +228,8 @@ def gated(r: dict) -> bool:
 
 
 def run_cell(design: str, cell: dict, method: str, reps: int, jobs: int,
-             logistic: bool = False, raw: list | None = None) -> dict:
-    tasks = [(cell, method, r, logistic) for r in range(reps)]
+             logistic: bool = False, raw: list | None = None, start: int = 0) -> dict:
+    tasks = [(cell, method, r, logistic) for r in range(start, start + reps)]
     if jobs > 1:
         with Pool(jobs) as pool:
             res = pool.map(one_rep, tasks)
@@ -220,7 +239,7 @@ def run_cell(design: str, cell: dict, method: str, reps: int, jobs: int,
         r["cell"] = cell
     if raw is not None:
         raw += [{"design": design, "method": method, "logistic": logistic, "rep": i, **r}
-                for i, r in enumerate(res)]
+                for i, r in enumerate(res, start)]
     return summarise(design, cell, method, res, logistic)
 
 
@@ -269,29 +288,42 @@ def summarise(design: str, cell: dict, method: str, res: list, logistic: bool) -
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=500)
-    ap.add_argument("--cells", default="all", help="'all' or comma list of designs")
+    ap.add_argument("--cells", default="all",
+                    help="'all' (centre and arms), 'tails' (the TAILS cells) or a comma list")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--logistic", action="store_true", help="also the logistic cells")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0,
+                    help="first replication's seed index (run a cell in chunks with --raw)")
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--selection", action="store_true",
                     help="only the selection arm (correlated covariates, select='auto', k=3)")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--raw", default=None, help="also write per-rep rows (JSON lines) here")
     ap.add_argument("--from-raw", default=None,
-                    help="only re-summarise per-rep rows (at the code's gate thresholds)")
+                    help="only re-summarise per-rep rows (comma list of files; at the code's "
+                         "gate thresholds unless --gate)")
+    ap.add_argument("--gate", default=None,
+                    help="with --from-raw: thresholds other than the code's, e.g. adassp=47500")
     a = ap.parse_args(argv)
+    if a.gate:
+        from dpstats.estimators.inference import gate
+        for item in a.gate.split(","):
+            kind, _, value = item.partition("=")
+            gate.THRESHOLDS[kind] = float(value)
     if a.from_raw:
         resummarise(a.from_raw, a.out)
         return
-    todo = cells()
+    todo = cells(tails=True)
     methods = a.methods.split(",")
     if a.fast:
         a.reps, methods = 20, ["adassp", "bas"]
         todo = [c for c in todo if c[0] in ("centre", "n=2000")]
     elif a.cells != "all":
         want = set(a.cells.split(","))
-        todo = [c for c in todo if c[0] in want]
+        todo = [c for c in todo if c[0] in want or ("tails" in want and "/" in c[0])]
+    else:
+        todo = [c for c in todo if "/" not in c[0]]
     jobs = [(d, c, m, False) for d, c in todo for m in methods]
     if a.selection:
         methods = a.methods.split(",") if a.methods != ",".join(METHODS) else SELECTION_METHODS
@@ -304,7 +336,7 @@ def main(argv=None) -> None:
           f"{'cover':>6s} {'min':>6s} {'cond':>6s} {'width':>7s} {'sec':>6s}", flush=True)
     for i, (design, cell, method, logistic) in enumerate(jobs, 1):
         raw = []
-        row = run_cell(design, cell, method, a.reps, a.jobs, logistic, raw)
+        row = run_cell(design, cell, method, a.reps, a.jobs, logistic, raw, a.start)
         rows.append(row)
         if a.raw:
             with open(a.raw, "a") as fh:
@@ -320,7 +352,7 @@ def main(argv=None) -> None:
 
 def resummarise(path: str, out: str) -> None:
     """The CSV from per-rep rows, the release gate applied at the code's thresholds."""
-    rows = [json.loads(line) for line in open(path)]
+    rows = [json.loads(line) for p in path.split(",") for line in open(p)]
     groups: dict = {}
     for r in rows:
         groups.setdefault((r["design"], r["method"], r["logistic"]), []).append(r)

@@ -90,3 +90,23 @@ def test_row_summarises_coverage_bias_and_spread():
     assert abs(row["z_sd_min"] - 0.5) < 0.03 and abs(row["z_sd_max"] - 1.0) < 0.05
     assert row["width_ratio"] == 2.0
     assert row["z_wild"] == 1 / 6000               # counted, and kept out of z_bias / z_sd
+
+
+def test_import_keeps_the_newest_interval_coverage_row(tmp_path):
+    """coverage.csv lists newest runs first and keeps older runs of a cell as history: the
+    import keeps only the first row per (cell, model, method) (the older ones used to win the
+    merge, which put the rows from before the BAS residual fix in coverage_all.csv)."""
+    mod = _load()
+    cell = {"design": "errors=hetero", "n": 20000, "p": 5, "eps": 1.0, "covariates": "gaussian",
+            "errors": "hetero", "model": "linear", "method": "bas", "with_interval": 1.0,
+            "width_ratio": 2.9}
+    pd.DataFrame([{**cell, "reps": 500, "coverage": 0.962, "coverage_min": 0.932},
+                  {**cell, "reps": 400, "coverage": 0.941, "coverage_min": 0.842}]
+                 ).to_csv(tmp_path / "coverage.csv", index=False)
+    pd.DataFrame([{"method": "glm-auto", "n": 20000, "p": 5, "eps": 1.0, "cov": "gaussian",
+                   "reps": 10, "withheld_share": 0.0, "coverage": 0.95,
+                   "median_width_ratio": 2.0}]).to_csv(tmp_path / "glm_coverage.csv",
+                                                      index=False)
+    table = mod.imported(tmp_path)
+    lm = table[table["family"] == "lm"]
+    assert len(lm) == 1 and lm["coverage_min"].iloc[0] == 0.932 and lm["reps"].iloc[0] == 500
