@@ -58,17 +58,25 @@ from scipy.stats import poisson
 
 from ...mechanisms import private_centre_value
 from ...mechanisms.additive import private_count
+from ...mechanisms.design_moments import design_moments
 from ...mechanisms.model_spread import tukey_noise_factor, window_counts
 from ...mechanisms.sampling import random_groups
 from ..outcome import Inference
 from . import gate
+from .tukey_cov import intercept_map, median_correlation, model_correlation, reported_covariance
 
 __all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share",
            "median_shift", "bias_aware_quantile", "SCALE_SHARE", "SCALE_ROWS",
-           "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE"]
+           "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "COV_SHARE",
+           "TUKEY_INFERENCE_SHARE"]
 
+#: Default share of the Tukey stage's eps for inference: 5% for the variances (as AdaSSP/BAS:
+#: 1% windows, 4% counts) plus 1.5% for the correlations (design moments).
+TUKEY_INFERENCE_SHARE = 0.065
 #: Share of the inference eps spent on the windows (row-level scales, and a row count).
-SCALE_SHARE = 0.2
+SCALE_SHARE = 2.0 / 13.0
+#: Share of the inference eps spent on the design moments (the models' correlations).
+COV_SHARE = 3.0 / 13.0
 #: Most rows (in expectation) the row-level scales are computed on.
 SCALE_ROWS = 1 << 15
 #: Usable fractions of models inside a window.
@@ -143,6 +151,18 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names):
     resid = private_centre_value(np.abs(ys - Xs @ point), each, rng, ledger, stage=STAGE,
                                  what="residual scale (median |y - x theta|)")
     return scale, float(resid), float(n_hat)
+
+
+def _model_correlation(X, c, scale, intercept_col, n_hat, eps, rng, ledger, names):
+    """Correlation of the group models (mechanism's coordinates) from private design moments
+    of every row (:func:`dpstats.mechanisms.design_moments.design_moments`, ``eps``)."""
+    p = X.shape[1]
+    cols = [j for j in range(p) if j != intercept_col]
+    cen = np.zeros(p) if c is None else np.asarray(c, dtype=np.float64)
+    s = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    S1, S2 = design_moments(X[:, cols], cen[cols], s[cols], eps, rng, ledger, stage=STAGE,
+                            what="design moments (correlations of the group models)")
+    return model_correlation(S1, S2, n_hat, intercept_col, p)
 
 
 def windows(scale, resid, c, intercept_col, n_hat: float, m: int) -> np.ndarray:
@@ -222,27 +242,30 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
         return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
                          share=plan.share, covers="")
     m = models.shape[0]
-    B = np.array(models, dtype=np.float64)
-    if c is not None:               # each group model in the reported coordinates
-        B[:, intercept_col] -= B @ c
+    B = np.asarray(models, dtype=np.float64)     # the mechanism's coordinates
+    theta = np.array(point, dtype=np.float64)
+    if c is not None:               # the released point in the mechanism's coordinates
+        theta[intercept_col] += float(np.delete(c, intercept_col) @
+                                      np.delete(theta, intercept_col))
     scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
                                   SCALE_SHARE * plan.eps, rng, ledger, names)
-    w = windows(scale, resid, c, intercept_col, n_hat, m)
+    w = windows(scale, resid, None, intercept_col, n_hat, m)
     finite = np.isfinite(w) & (w > 0)
-    counts = window_counts(B - point, np.where(finite, w, 0.0), (1 - SCALE_SHARE) * plan.eps,
-                           rng, ledger, stage=STAGE,
+    counts = window_counts(B - theta, np.where(finite, w, 0.0),
+                           (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng, ledger, stage=STAGE,
                            what="group models within a public window of the released point")
     q = counts / m
     ok = finite & (q >= Q_RANGE[0]) & (q <= Q_RANGE[1])
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
+    rho = _model_correlation(X, c, scale, intercept_col, n_hat, COV_SHARE * plan.eps, rng,
+                             ledger, names)
     f = tukey_noise_factor(int(m), int(p), float(multiplier), bool(monotone))
     short = deficient_share(n_hat, m, p)
     base = math.sqrt(f / m)
     shift = median_shift(short)
     se = INFLATION * base * bias_aware_quantile(shift / base) / _Z * sigma
-    cov = nan.copy()
-    np.fill_diagonal(cov, se ** 2)
+    cov = reported_covariance(se, median_correlation(rho, f), intercept_map(c, intercept_col, p))
     return Inference(
         cov=cov, share=plan.share, reference=REFERENCE, covers=COVERS,
         method=(f"Tukey: spread of the {m:,} group models near the released point, private "
@@ -256,6 +279,7 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
                 + ("" if INFLATION == 1 else f", times {INFLATION:g}")
                 + f"; released because the release gate passed (m*eps/columns \u2248 "
                   f"{gate.tukey_index(m, plan.eps / plan.share, p):,.0f} >= "
-                  f"{gate.TUKEY_THRESHOLD:,.0f}); coefficient correlations are not released "
-                  f"(prediction intervals use the bound sum |x_j| se_j, conservative)"),
+                  f"{gate.TUKEY_THRESHOLD:,.0f}); correlations: arcsin(rho)/f with rho the group "
+                  f"models' correlations from private design moments ({COV_SHARE:.0%} of the "
+                  f"inference eps; exact for constant error variance)"),
         sigma=resid / _MAD)

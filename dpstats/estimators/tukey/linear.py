@@ -36,7 +36,7 @@ from ...mechanisms.ptr import PAPER_NOTE, ptr_check, ptr_parameters
 from ...mechanisms.sampling import random_groups, uniform_jitter
 from ...mechanisms.tukey_em import restricted_tukey_em, sort_with_neutral_votes
 from ...validation import Option, OptionSpec, validate_options
-from ..inference.ssp import INFERENCE_SHARE
+from ..inference.tukey import TUKEY_INFERENCE_SHARE as INFERENCE_SHARE
 from ..inference.tukey import plan_inference, tukey_inference
 from ..outcome import Estimate, Withheld
 from .centre import CENTRE_SHARE, private_centre
