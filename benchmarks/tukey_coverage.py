@@ -3,9 +3,9 @@ and for the default call (``method="auto"``, which picks Tukey at large n).
 
 Grid: a centre cell (n = 100,000, p = 5 predictors, eps = 1, Gaussian covariates and errors)
 and one-factor-at-a-time arms around it: n in {20,000, 200,000}, p in {1, 10}, eps in {0.5, 4},
-skewed covariates (centred exponential),
-correlated covariates (equicorrelated 0.5), t(3) errors, heteroscedastic errors (sd 0.5 + |x_1|). Besides the coefficients, the fitted mean's interval
-(``get_prediction``) is checked at three public rows (:func:`prediction_points`; columns
+skewed covariates (centred exponential), correlated covariates (equicorrelated 0.5), t(3)
+errors, heteroscedastic errors (sd 0.5 + |x_1|). Besides the coefficients, the fitted mean's
+interval (``get_prediction``) is checked at three public rows (:func:`prediction_points`; columns
 ``mean_*``).
 Data: ``y = 1 + X beta + e`` with ``beta_j = 0.5 j``; every coefficient's interval is checked
 against the true ``(1, beta)``. The baseline in the same run is non-private OLS (its classical
