@@ -3,8 +3,9 @@ and for the default call (``method="auto"``, which picks Tukey at large n).
 
 Grid: a centre cell (n = 100,000, p = 5 predictors, eps = 1, Gaussian covariates and errors)
 and one-factor-at-a-time arms around it: n in {20,000, 200,000}, p in {1, 10}, eps in {0.5, 4},
-skewed covariates (centred exponential), correlated covariates (equicorrelated 0.5), t(3)
-errors, heteroscedastic errors (sd 0.5 + |x_1|). Besides the coefficients, the fitted mean's
+skewed covariates (centred exponential), correlated covariates (equicorrelated 0.5), a binary
+factor (the last predictor a two-level factor, 30% in its second level), t(3) errors,
+heteroscedastic errors (sd 0.5 + |x_1|). Besides the coefficients, the fitted mean's
 interval (``get_prediction``) is checked at three public rows (:func:`prediction_points`; columns
 ``mean_*``).
 Data: ``y = 1 + X beta + e`` with ``beta_j = 0.5 j``; every coefficient's interval is checked
@@ -43,7 +44,7 @@ from dpstats.estimators.inference import gate
 RESULTS = Path(__file__).resolve().parent / "results"
 CENTRE = {"n": 100_000, "p": 5, "eps": 1.0, "covariates": "gaussian", "errors": "gaussian"}
 ARMS = {"n": [20_000, 200_000], "p": [1, 10], "eps": [0.5, 4.0],
-        "covariates": ["skewed", "correlated"],
+        "covariates": ["skewed", "correlated", "binary"],
         "errors": ["t3", "hetero"]}
 Z = 1.959963984540054
 
@@ -75,6 +76,11 @@ def simulate(cell: dict, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
     else:
         e = rng.normal(size=n)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    if cell["covariates"] == "binary":     # the last predictor a two-level factor (30% "b")
+        b = rng.random(n) < 0.3
+        X[:, -1] = b
+        df = df.drop(columns=f"x{p - 1}")
+        df["g"] = np.where(b, "b", "a")
     df["y"] = 1.0 + X @ beta + e
     return df, np.r_[1.0, beta]
 
@@ -82,7 +88,8 @@ def simulate(cell: dict, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
 def ols_se(df: pd.DataFrame, points: np.ndarray | None = None) -> np.ndarray:
     """Classical OLS standard errors (intercept first); with ``points`` (rows with a leading
     1), those of the fitted means there."""
-    X = np.c_[np.ones(len(df)), df.drop(columns="y").to_numpy()]
+    X = np.c_[np.ones(len(df)), df.drop(columns="y").replace({"a": 0.0, "b": 1.0})
+              .to_numpy(dtype=float)]
     y = df["y"].to_numpy()
     G = X.T @ X
     b = np.linalg.solve(G, y @ X)
@@ -122,9 +129,12 @@ def one_fit(df, truth, method: str, eps: float, seed: int) -> list[dict]:
                      "index": index, "m": m, "method_used": str(method_used),
                      "reason": (inf.reason or "") if inf is not None else ""})
     pts = prediction_points(len(truth) - 1)
-    new = pd.DataFrame(np.array(list(pts.values())), columns=df.columns.drop("y"))
+    new = pd.DataFrame(np.array(list(pts.values())),
+                       columns=[f"x{j}" for j in range(len(truth) - 1)])
+    if "g" in df:                          # the factor's row: level "b" where x is 1
+        new["g"] = np.where(new.pop(new.columns[-1]) > 0.5, "b", "a")
     frame = res.get_prediction(new).summary_frame() if res.released else None
-    se_ols_pts = ols_se(df, np.c_[np.ones(len(pts)), new.to_numpy()])
+    se_ols_pts = ols_se(df, np.c_[np.ones(len(pts)), np.array(list(pts.values()))])
     for i, (name, x) in enumerate(pts.items()):
         t = truth[0] + x @ truth[1:]
         est = float(frame["mean"].iloc[i]) if frame is not None else np.nan

@@ -43,8 +43,8 @@ def test_design_moments_noise_scale():
     X = np.zeros((5, 2))
     draws = np.array([design_moments(X, np.zeros(2), np.ones(2), 1.0,
                                      np.random.default_rng(s), bound=1.0)[0][0]
-                      for s in range(1500)])
-    assert np.std(draws) == pytest.approx(math.sqrt(2) * 5.0, rel=0.1)
+                      for s in range(800)])
+    assert np.std(draws) == pytest.approx(math.sqrt(2) * 5.0, rel=0.12)
 
 
 def _groups(n=90_000, m=3000, skew=True, seed=3):
@@ -124,3 +124,89 @@ def test_fit_releases_correlations_and_tighter_predictions():
     mom = [c for c in fit.charges if c.stage == "inference" and "design moments" in c.detail]
     inf_eps = sum(c.eps for c in fit.charges if c.stage == "inference")
     assert len(mom) == 1 and mom[0].eps == pytest.approx(tinf.COV_SHARE * inf_eps)
+
+
+# ------------------------------------------------------------------ factor designs and the gate
+def _factor_frame(n=60_000, share=0.3, seed=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    g = np.where(rng.random(n) < share, "b", "a")
+    df = pd.DataFrame(X, columns=["x0", "x1"])
+    df["g"] = g
+    df["y"] = 1.0 + X @ np.array([0.5, 1.0]) + 2.0 * (g == "b") + rng.normal(size=n)
+    return df
+
+
+def test_factor_design_releases_intervals_for_identified_coefficients():
+    """A binary factor (identify='regroup', the default with a factor): every coefficient,
+    the dummy included, gets an interval and a correlation (before: all NaN)."""
+    fit = dp.dp_lm("y ~ .", _factor_frame(), eps=2.0, method="tukey", random_state=4)
+    assert fit.released and np.isfinite(fit.bse).all(), fit.inference.reason
+    assert np.isfinite(fit.cov_params().to_numpy()).all()
+    assert (np.abs(fit.params - [1.0, 0.5, 1.0, 2.0]) < 5 * fit.bse).all()
+
+
+def test_groups_count_only_where_they_identify(monkeypatch):
+    """The window counts leave out groups that do not identify a coordinate (their minimum-
+    norm value is not a draw of that coefficient), and a coordinate where every group votes
+    (too rarely identified: pulled towards 0) gets no interval."""
+    seen = {}
+    real = tinf.window_counts
+
+    def spy(D, w, eps, rng, ledger=None, **kw):
+        seen["D"] = D
+        return real(D, w, eps, rng, ledger, **kw)
+    monkeypatch.setattr(tinf, "window_counts", spy)
+    rng = np.random.default_rng(0)
+    n, m = 40_000, 2000
+    X = np.c_[np.ones(n), rng.normal(size=n), rng.normal(size=n)]
+    y = X @ np.array([1.0, 2.0, 3.0]) + rng.normal(size=n)
+    models = fit_models(X, y, m, rng)
+    ident = np.ones((m, 3), dtype=bool)
+    ident[: m // 10, 2] = False
+    plan = tinf.InferencePlan(0.065 * 50.0, 0.065)
+    inf = tinf.tukey_inference(X, y, models, np.median(models, axis=0), None, 0, plan=plan,
+                               n_hat=float(n), multiplier=1.0, monotone=False, rng=rng,
+                               ledger=None, names=["Intercept", "x", "z"],
+                               ident=(ident, np.array([True, True, False])))
+    assert np.isinf(seen["D"][: m // 10, 2]).all() and np.isfinite(seen["D"][:, :2]).all()
+    se = np.sqrt(np.diag(inf.cov))
+    assert np.isfinite(se[:2]).all() and np.isnan(se[2])
+
+
+def test_regroup_below_the_gate_forfeits_the_inference_share():
+    """When the identification counts regroup into fewer groups than the gate needs, nothing
+    is released, the reserved share counts as spent, and the reason says how many models."""
+    led = Ledger()
+    plan = tinf.InferencePlan(0.065, 0.065)              # planned for a passing m at eps 1
+    X = np.c_[np.ones(50), np.arange(50.0)]
+    inf = tinf.tukey_inference(X, X[:, 1], np.zeros((100, 2)), np.zeros(2), None, 0, plan=plan,
+                               n_hat=50.0, multiplier=1.0, monotone=False,
+                               rng=np.random.default_rng(0), ledger=led)
+    assert np.isnan(inf.cov).all() and "release gate" in inf.method
+    assert led.spent[0] == pytest.approx(0.065) and len(led.charges) == 1
+
+
+def test_gate_reason_states_the_rows_needed():
+    """p = 10 at n = 1e5: the reason gives the models and the rows (5 rows per column per
+    group, the rule of m='auto') that would open the gate."""
+    from dpstats.estimators.inference import gate
+    from dpstats.estimators.tukey import choose_m
+    assert gate.GATE_ROWS_PER_COLUMN == choose_m.GATE_ROWS_PER_COLUMN
+    text = gate.tukey_gate_reason(303, 0.9, 11)
+    need = math.ceil(gate.TUKEY_THRESHOLD * 11 / 0.9)
+    assert f"{need:,} models" in text and f"{5 * 11 * need:,} rows" in text
+
+
+def test_noise_guard_keeps_fully_identified_designs_whole():
+    """Every coordinate identified by every group, released counts a little low by Laplace
+    noise: no regroup (before: 97% of such fits regrouped into ~3x fewer groups); a level truly
+    short of groups (a third identify it) still regroups."""
+    from dpstats.estimators.tukey import identify
+    m, p, eps = 3158, 6, 0.9
+    scale = p / (identify.ID_SHARE * eps)
+    low = np.full(p, m - 1.5 * scale)
+    assert identify.regrouped_models(low, m, p, eps, 1e-5)[0] == m
+    assert low[0] / m < 1 - math.exp(-identify.ROWS_PER_LEVEL)      # the old rule regrouped
+    short = np.r_[np.full(p - 1, float(m)), m / 3]
+    assert identify.regrouped_models(short, m, p, eps, 1e-5)[0] < m

@@ -73,7 +73,8 @@ def test_noise_factor_holds_for_non_spherical_clouds(shape):
 def test_plan_reasons_and_gate():
     assert tinf.plan_inference(0.0, 1.0, 5555, 6, "off", False).eps == 0.0
     assert "dask" in tinf.plan_inference(0.05, 1.0, 5555, 6, "off", True).reason
-    assert "factor" in tinf.plan_inference(0.05, 1.0, 5555, 6, "regroup", False).reason
+    assert "identify='votes'" in tinf.plan_inference(0.05, 1.0, 5555, 6, "votes", False).reason
+    assert tinf.plan_inference(0.05, 1.0, 5555, 6, "regroup", False).eps == pytest.approx(0.05)
     low = tinf.plan_inference(0.05, 0.5, 1000, 11, "off", False)
     assert low.eps == 0.0 and low.reason.startswith("intervals not released")
     assert f"{gate.TUKEY_THRESHOLD:,.0f}" in low.reason
@@ -121,9 +122,9 @@ def test_share_zero_gated_and_factor_fits_have_reasons():
     assert "release gate" in gated.inference.reason
     assert not any(c.stage == "inference" for c in gated.charges)
     df["g"] = np.where(np.arange(len(df)) % 3 == 0, "a", "b")
-    fac = dp.dp_lm("y ~ x0 + g", df, eps=1.0, method="tukey", random_state=1)
+    fac = dp.dp_lm("y ~ x0 + g", df, eps=1.0, method="tukey", random_state=1, identify="votes")
     if fac.released:
-        assert np.isnan(fac.bse).all() and "factor terms" in fac.inference.reason
+        assert np.isnan(fac.bse).all() and "identify='votes'" in fac.inference.reason
 
 
 def test_windows_near_the_models_spread():

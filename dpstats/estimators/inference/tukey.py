@@ -42,8 +42,16 @@ remaining interval misses").
 Correlations between coefficients are not released (NaN off the diagonal: ``get_prediction``
 then uses ``sum_j |x_j| se_j``, the largest standard error over every correlation). Intervals
 are given only where the release gate passes
-(:func:`dpstats.estimators.inference.gate.tukey_passes`, ``m * eps / p``, public). Designs
-whose groups vote only on identified coefficients (factor terms) and dask frames get none.
+(:func:`dpstats.estimators.inference.gate.tukey_passes`, ``m * eps / p``, public). With
+factor terms (``identify="regroup"``: groups vote only on the coefficients their rows
+identify) a group is counted only in the coordinates it identifies (one row still changes one
+group's model and identification set: each count moves by at most 1), a coordinate gets an
+interval only where the groups vote only on what they identify (where every group votes,
+a coefficient too rarely identified, it is pulled towards 0: no interval; after a regroup the
+others are absent from about ``e^-5`` of the groups; without one, fewer groups identify a
+coordinate than are counted, which makes its spread larger, not smaller), and a factor's dummy
+columns take the public scale :data:`DUMMY_SCALE` (their median
+``|x - c|`` is 0 or 1). ``identify="votes"`` (no released share) and dask frames get none.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from ...mechanisms import private_centre_value
 from ...mechanisms.additive import private_count
 from ...mechanisms.design_moments import design_moments
 from ...mechanisms.model_spread import tukey_noise_factor, window_counts
+from ...mechanisms.plan import forfeit
 from ...mechanisms.sampling import random_groups
 from ..outcome import Inference
 from . import gate
@@ -79,6 +88,10 @@ SCALE_SHARE = 2.0 / 13.0
 COV_SHARE = 3.0 / 13.0
 #: Most rows (in expectation) the row-level scales are computed on.
 SCALE_ROWS = 1 << 15
+#: Public scale (median |x - c| of a Gaussian-equivalent column) of a factor's dummy column:
+#: 0.6745 times the largest standard deviation of a 0/1 column, 0.5 (a window needs it only
+#: within a factor ~3: levels with share >= 3%).
+DUMMY_SCALE = 0.5 * 0.6744897501960817
 #: Usable fractions of models inside a window.
 Q_RANGE = (0.05, 0.95)
 #: Factor on the standard errors (measured: benchmarks/tukey_coverage.py). 1.05 since groups
@@ -114,7 +127,7 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
 
     >>> plan_inference(0.05, 1.0, 5555, 6, "off", False).eps
     0.05
-    >>> plan_inference(0.05, 1.0, 5555, 6, "regroup", False).eps
+    >>> plan_inference(0.05, 1.0, 5555, 6, "votes", False).eps
     0.0
     """
     if share <= 0:
@@ -122,10 +135,10 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
     if dask:
         return InferencePlan(0.0, share, "Tukey intervals are not built for dask frames (the "
                                          "window counts need the group models on the client)")
-    if identify != "off":
-        return InferencePlan(0.0, share, "Tukey intervals are not built for designs with "
-                                         "factor terms (groups vote only on the coefficients "
-                                         "their rows identify)")
+    if identify not in ("off", "regroup"):
+        return InferencePlan(0.0, share, "Tukey intervals are not built for identify='votes' "
+                                         "(no released share of groups identifying each "
+                                         "coefficient); identify='regroup' gives them")
     if not gate.tukey_passes(m, eps_stage, p):
         return InferencePlan(0.0, share, gate.tukey_gate_reason(m, eps_stage, p))
     return InferencePlan(share * eps_stage, share)
@@ -134,7 +147,8 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
 def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names):
     """Private ``(column scales, residual scale, n_hat)`` on a random subset of rows."""
     n, p = X.shape
-    cols = [j for j in range(p) if j != intercept_col]
+    dummy = [j for j in range(p) if names is not None and "[" in str(names[j])]
+    cols = [j for j in range(p) if j != intercept_col and j not in dummy]
     k = len(cols) + 1 + (n_hat is None)
     each = eps / k
     if n_hat is None:
@@ -144,6 +158,7 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names):
     Xs, ys = X[rows], y[rows]
     cen = np.zeros(p) if c is None else c
     scale = np.ones(p)
+    scale[dummy] = DUMMY_SCALE           # public: a factor's 0/1 column (names are public)
     for j in cols:
         name = names[j] if names is not None else f"column {j}"
         scale[j] = private_centre_value(np.abs(Xs[:, j] - cen[j]), each, rng, ledger,
@@ -228,13 +243,16 @@ def bias_aware_quantile(r: float, level: float = 0.95) -> float:
 
 def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePlan,
                     n_hat, multiplier: float, monotone: bool, rng, ledger,
-                    names=None) -> Inference:
+                    names=None, ident=None) -> Inference:
     """The :class:`~dpstats.estimators.outcome.Inference` of a released Tukey point.
 
     ``models`` are the (m, p) group models as the mechanism saw them (with a centre ``c``, the
     intercept coordinate is the prediction at ``c``); ``point`` is the released point on the
     original scale. Charges ``plan.eps`` to stage ``"inference"``; with ``plan.eps == 0``
-    only the plan's reason (no charge).
+    only the plan's reason (no charge). ``ident = (identified, voting)`` for factor designs:
+    which coordinates each group identifies (m, p) and in which the groups vote only where
+    they identify (public, from the released identification counts); a group counts only
+    where it identifies, and a coordinate where every group votes gets no interval.
     """
     p = point.size
     nan = np.full((p, p), np.nan)
@@ -242,6 +260,14 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
         return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
                          share=plan.share, covers="")
     m = models.shape[0]
+    eps_stage = plan.eps / plan.share
+    if not gate.tukey_passes(m, eps_stage, p):     # fewer groups after a regroup (public)
+        reason = gate.tukey_gate_reason(m, eps_stage, p)
+        forfeit(ledger, "window counts", plan.eps, 0.0, stage=STAGE,
+                detail="not run: the groups were regrouped below the release gate (its share "
+                       "counts as spent)")
+        return Inference(cov=nan, method=gate.GATED + reason, reference="", share=plan.share,
+                         covers="")
     B = np.asarray(models, dtype=np.float64)     # the mechanism's coordinates
     theta = np.array(point, dtype=np.float64)
     if c is not None:               # the released point in the mechanism's coordinates
@@ -251,11 +277,17 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
                                   SCALE_SHARE * plan.eps, rng, ledger, names)
     w = windows(scale, resid, None, intercept_col, n_hat, m)
     finite = np.isfinite(w) & (w > 0)
-    counts = window_counts(B - theta, np.where(finite, w, 0.0),
+    D = B - theta
+    usable = np.ones(p, dtype=bool)
+    if ident is not None:           # factor designs: count a group only where it identifies
+        id_mat, voting = ident
+        D = np.where(np.asarray(id_mat, dtype=bool), D, np.inf)
+        usable = np.zeros(p, dtype=bool) if voting is None else np.asarray(voting, dtype=bool)
+    counts = window_counts(D, np.where(finite, w, 0.0),
                            (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng, ledger, stage=STAGE,
                            what="group models within a public window of the released point")
     q = counts / m
-    ok = finite & (q >= Q_RANGE[0]) & (q <= Q_RANGE[1])
+    ok = finite & usable & (q >= Q_RANGE[0]) & (q <= Q_RANGE[1])
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
     rho = _model_correlation(X, c, scale, intercept_col, n_hat, COV_SHARE * plan.eps, rng,
