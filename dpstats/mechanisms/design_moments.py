@@ -25,11 +25,13 @@ import numpy as np
 from .accountant import Ledger
 from .additive import laplace
 
-__all__ = ["design_moments", "moments_sensitivity", "MOMENT_BOUND"]
+__all__ = ["design_moments", "clipped_sums", "moments_sensitivity", "MOMENT_BOUND"]
 
 #: Clipping bound of the scaled columns ``(x - c) / s`` with ``s`` the median of ``|x - c|``:
 #: 3 such units are 2 standard deviations of a Gaussian column.
 MOMENT_BOUND = 3.0
+#: Rows per block of :func:`clipped_sums`.
+_CHUNK = 1 << 15
 
 
 def moments_sensitivity(k: int, bound: float = MOMENT_BOUND) -> float:
@@ -39,6 +41,27 @@ def moments_sensitivity(k: int, bound: float = MOMENT_BOUND) -> float:
     5.0
     """
     return float(k * bound + k * (k + 1) / 2 * bound ** 2)
+
+
+def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: float,
+                 chunk: int = _CHUNK) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``(sum u, sum u u')`` of ``u = clip((X - centre) / scale, -bound, bound)``, in
+    blocks of rows (cache-sized; no noise: the caller releases them).
+
+    >>> S1, S2 = clipped_sums(np.array([[5.0], [-1.0]]), np.zeros(1), np.ones(1), 2.0, chunk=1)
+    >>> S1.tolist(), S2.tolist()
+    ([1.0], [[5.0]])
+    """
+    k = X.shape[1]
+    s1, s2 = np.zeros(k), np.zeros((k, k))
+    inv = 1.0 / scale
+    for start in range(0, X.shape[0], chunk):
+        U = X[start:start + chunk] - centre
+        U *= inv
+        np.clip(U, -bound, bound, out=U)
+        s1 += U.sum(axis=0)
+        s2 += U.T @ U
+    return s1, s2
 
 
 def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: float,
@@ -57,13 +80,15 @@ def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: fl
     >>> X = np.array([[0.0, 1.0], [2.0, -1.0], [1.0, 0.0]])
     >>> S1, S2 = design_moments(X, np.array([1.0, 0.0]), np.ones(2), 1e9,
     ...                         np.random.default_rng(0))
-    >>> np.round(S1, 6).tolist(), np.round(S2, 6).tolist()
+    >>> (np.round(S1, 6) + 0.0).tolist(), (np.round(S2, 6) + 0.0).tolist()
     ([0.0, 0.0], [[2.0, -2.0], [-2.0, 2.0]])
     """
-    U = np.clip((np.asarray(X, dtype=np.float64) - centre) / scale, -bound, bound)
-    k = U.shape[1]
+    X = np.asarray(X, dtype=np.float64)
+    k = X.shape[1]
     iu = np.triu_indices(k)
-    value = np.r_[U.sum(axis=0), (U.T @ U)[iu]]
+    s1, s2 = clipped_sums(X, np.asarray(centre, dtype=np.float64),
+                          np.asarray(scale, dtype=np.float64), bound)
+    value = np.r_[s1, s2[iu]]
     noisy = np.asarray(laplace(value, moments_sensitivity(k, bound), eps, rng, ledger,
                                stage=stage, what=what + f" ({k} columns clipped at "
                                                         f"+-{bound:g} scales)"),
