@@ -98,7 +98,7 @@ def reported_covariance(se: np.ndarray, C: np.ndarray, A: np.ndarray) -> np.ndar
     a standard error (NaN ``se``), else finite.
 
     >>> V = reported_covariance(np.array([1.0, np.nan]), np.eye(2), np.eye(2))
-    >>> V[0, 0], bool(np.isnan(V[0, 1])), bool(np.isnan(V[1, 1]))
+    >>> float(V[0, 0]), bool(np.isnan(V[0, 1])), bool(np.isnan(V[1, 1]))
     (1.0, True, True)
     """
     se = np.asarray(se, dtype=np.float64)
