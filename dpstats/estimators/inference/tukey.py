@@ -11,7 +11,9 @@ sees each coordinate's sorted values, so ``f`` does not depend on the cloud's co
 (checked on correlated, anisotropic clouds in tests/inference/test_tukey_inference.py).
 
 ``sigma_j`` is released in the ledger stage ``"inference"`` with ``share`` of the Tukey
-stage's eps (default 5%), in two steps (neighbours: add/remove one row):
+stage's eps (default :data:`TUKEY_INFERENCE_SHARE`, 6.5%), in three steps (neighbours:
+add/remove one row), each in the mechanism's coordinates (with a centre ``c``: the prediction
+at ``c`` in place of the intercept, then the slopes):
 
 1. **Windows** (:data:`SCALE_SHARE` of it): private medians of ``|x_j - c_j|`` per column and of
    the residuals ``|y - x theta|`` of the released point, on a data-independent random subset
@@ -19,10 +21,9 @@ stage's eps (default 5%), in two steps (neighbours: add/remove one row):
    :func:`dpstats.mechanisms.private_centre_value`, sensitivity 1, bounds-free; plus a private
    row count when none was released). From them a public guess ``w_j`` of each coordinate's
    median absolute deviation: ``0.6745 s_r / (s_j sqrt(n/m - p - 1))`` for a slope and, for the
-   intercept reported on the original scale, the centred intercept's ``s_r / sqrt(n/m)``
-   combined with ``c_j w_j`` (each group model's reported intercept is ``a_g - c . slopes_g``).
-2. **Counts** (the rest): ``N_j = #{g : |b_gj - theta_j| <= w_j}`` over the group models in the
-   reported coordinates (:func:`dpstats.mechanisms.model_spread.window_counts`, Laplace, L1
+   intercept coordinate, the centred intercept's ``s_r / sqrt(n/m)``.
+2. **Counts** (the rest): ``N_j = #{g : |b_gj - theta_j| <= w_j}`` over the group models
+   (:func:`dpstats.mechanisms.model_spread.window_counts`, Laplace, L1
    sensitivity p). Then ``sigma_j = w_j / Phi^-1((1 + N_j/m) / 2)``: exact for a Gaussian
    cloud, and for the heavier-tailed clouds of small groups a scale between the density at the
    centre (what the median's variance needs) and the standard deviation. A count outside
@@ -39,8 +40,13 @@ the bound (Armstrong and Kolesar, "Simple and honest confidence intervals in non
 regression", Quantitative Economics 2020). This replaced ``sqrt(f / m) + b / 1.96`` (the sum of
 the two half-widths), which at p = 1 covered 0.988 at 3.3x OLS (docs/design-notes.md, "The
 remaining interval misses").
-Correlations between coefficients are not released (NaN off the diagonal: ``get_prediction``
-then uses ``sum_j |x_j| se_j``, the largest standard error over every correlation). Intervals
+3. **Correlations** (:data:`COV_SHARE`): private first and second moments of the clipped,
+   scaled columns (:func:`dpstats.mechanisms.design_moments.design_moments`), whose inverse
+   gives the group models' correlations ``rho``; the point's are ``arcsin(rho) / f``, and the
+   reported coefficients' covariance is ``A V A'`` (:mod:`.tukey_cov`: the reported
+   intercept is the mechanism's intercept minus ``c . slopes``, a combination of medians, not
+   the median of the groups' reported intercepts; with skewed columns the two differ).
+   ``get_prediction`` uses this covariance. Intervals
 are given only where the release gate passes
 (:func:`dpstats.estimators.inference.gate.tukey_passes`, ``m * eps / p``, public). With
 factor terms (``identify="regroup"``: groups vote only on the coefficients their rows
