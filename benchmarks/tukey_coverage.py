@@ -215,11 +215,14 @@ def main(argv=None) -> int:
                     help="first replication (more replications of a cell in another process)")
     ap.add_argument("--tag", default="", help="fits file suffix (runs in parallel processes)")
     ap.add_argument("--merge", action="store_true",
-                    help="only summarise every tukey_coverage_fits*.csv into the results CSV")
+                    help="only summarise every tukey_coverage_fits*.csv into the results CSV "
+                         "(a fit in several files: the most recently written file's)")
     args = ap.parse_args(argv)
     committed = gate.TUKEY_THRESHOLD
     if args.merge:
-        fits = pd.concat([pd.read_csv(f) for f in sorted(RESULTS.glob("tukey_coverage_fits*.csv"))])
+        files = sorted(RESULTS.glob("tukey_coverage_fits*.csv"), key=lambda f: (f.stat().st_mtime, f.name))
+        fits = pd.concat([pd.read_csv(f) for f in files])    # the newest run of a fit wins
+        fits = fits.drop_duplicates(["method", "cell", "rep", "coef"], keep="last")
         return _report(summarise(fits, committed), committed)
     gate.TUKEY_THRESHOLD = 0.0        # open: every fit records its index (see module doc)
     chosen = [c for c in cells() if not args.cells or c["cell"] in args.cells.split(",")]
