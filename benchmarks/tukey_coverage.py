@@ -220,7 +220,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     committed = gate.TUKEY_THRESHOLD
     if args.merge:
-        files = sorted(RESULTS.glob("tukey_coverage_fits*.csv"), key=lambda f: (f.stat().st_mtime, f.name))
+        files = sorted(RESULTS.glob("tukey_coverage_fits*.csv"),
+                       key=lambda f: (f.stat().st_mtime, f.name))
         fits = pd.concat([pd.read_csv(f) for f in files])    # the newest run of a fit wins
         fits = fits.drop_duplicates(["method", "cell", "rep", "coef"], keep="last")
         return _report(summarise(fits, committed), committed)
