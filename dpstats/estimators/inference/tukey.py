@@ -72,7 +72,7 @@ from scipy.stats import poisson
 
 from ...mechanisms import private_centre_value
 from ...mechanisms.additive import private_count
-from ...mechanisms.design_moments import design_moments
+from ...mechanisms.design_moments import MOMENT_BOUND, design_moments
 from ...mechanisms.model_spread import tukey_noise_factor, window_counts
 from ...mechanisms.plan import forfeit
 from ...mechanisms.sampling import random_groups
@@ -307,8 +307,8 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     return Inference(
         cov=cov, share=plan.share, reference=REFERENCE, covers=COVERS,
         method=(f"Tukey: spread of the {m:,} group models near the released point, private "
-                f"(window counts, {plan.share:.0%} of eps), times sqrt(f/m) with f = {f:.3g} "
-                f"(the median's pi/2 plus the exponential mechanism's noise, by simulation)"
+                f"(window counts and design moments, {100 * plan.share:.3g}% of eps), times "
+                f"sqrt(f/m) with f = {f:.3g} (the median's pi/2 plus the exponential mechanism's noise, by simulation)"
                 + (f", with a bias-aware critical value (95% quantile of |N(r, 1)|, "
                    f"r = {shift / base:.2g}) for the median's largest shift "
                    f"{shift:.2g} sigma_j by the expected {short:.2g} share of groups with "
@@ -318,6 +318,7 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
                 + f"; released because the release gate passed (m*eps/columns \u2248 "
                   f"{gate.tukey_index(m, plan.eps / plan.share, p):,.0f} >= "
                   f"{gate.TUKEY_THRESHOLD:,.0f}); correlations: arcsin(rho)/f with rho the group "
-                  f"models' correlations from private design moments ({COV_SHARE:.0%} of the "
-                  f"inference eps; exact for constant error variance)"),
+                  f"models' correlations from private design moments (clipped at "
+                  f"{MOMENT_BOUND:g} scales, {COV_SHARE:.0%} of the inference eps; exact for "
+                  f"constant error variance)"),
         sigma=resid / _MAD)
