@@ -308,7 +308,8 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
         cov=cov, share=plan.share, reference=REFERENCE, covers=COVERS,
         method=(f"Tukey: spread of the {m:,} group models near the released point, private "
                 f"(window counts and design moments, {100 * plan.share:.3g}% of eps), times "
-                f"sqrt(f/m) with f = {f:.3g} (the median's pi/2 plus the exponential mechanism's noise, by simulation)"
+                f"sqrt(f/m) with f = {f:.3g} (the median's pi/2 plus the exponential "
+                f"mechanism's noise, by simulation)"
                 + (f", with a bias-aware critical value (95% quantile of |N(r, 1)|, "
                    f"r = {shift / base:.2g}) for the median's largest shift "
                    f"{shift:.2g} sigma_j by the expected {short:.2g} share of groups with "
