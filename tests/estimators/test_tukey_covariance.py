@@ -210,3 +210,25 @@ def test_noise_guard_keeps_fully_identified_designs_whole():
     assert low[0] / m < 1 - math.exp(-identify.ROWS_PER_LEVEL)      # the old rule regrouped
     short = np.r_[np.full(p - 1, float(m)), m / 3]
     assert identify.regrouped_models(short, m, p, eps, 1e-5)[0] < m
+
+
+@pytest.mark.parametrize("q_noise", [tinf.Q_NOISE, 0.0])
+def test_counts_within_the_noise_of_zero_give_no_interval(monkeypatch, q_noise):
+    """A window that holds ~no models (a missed private scale) plus Laplace noise above 5% of
+    m gave standard errors ~1e-15; a count within Q_NOISE noise scales of 0 now gives none
+    (with Q_NOISE = 0, the old rule, the tiny standard error is released: caught)."""
+    monkeypatch.setattr(tinf, "Q_NOISE", q_noise)
+    rng = np.random.default_rng(1)
+    n, m = 40_000, 2000
+    X = np.c_[np.ones(n), rng.normal(size=n)]
+    y = X @ np.array([1.0, 2.0]) + rng.normal(size=n)
+    models = fit_models(X, y, m, rng)
+    plan = tinf.InferencePlan(0.065 * 0.5, 0.065)      # noise scale p / eps_counts ~ 100 models
+    monkeypatch.setattr(tinf, "window_counts", lambda D, w, eps, rng, ledger=None, **kw:
+                        np.array([0.5 * m, 0.06 * m]))
+    inf = tinf.tukey_inference(X, y, models, np.median(models, axis=0), None, 0, plan=plan,
+                               n_hat=float(n), multiplier=1.0, monotone=False, rng=rng,
+                               ledger=None)
+    se = np.sqrt(np.diag(inf.cov))
+    assert np.isfinite(se[0])
+    assert np.isnan(se[1]) == (q_noise > 0)

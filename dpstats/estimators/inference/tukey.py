@@ -27,7 +27,8 @@ at ``c`` in place of the intercept, then the slopes):
    sensitivity p). Then ``sigma_j = w_j / Phi^-1((1 + N_j/m) / 2)``: exact for a Gaussian
    cloud, and for the heavier-tailed clouds of small groups a scale between the density at the
    centre (what the median's variance needs) and the standard deviation. A count outside
-   ``[0.05, 0.95] m`` (the guess missed by far) gives that coordinate no interval.
+   ``[0.05, 0.95] m`` (the guess missed by far), or within :data:`Q_NOISE` Laplace scales of
+   0, gives that coordinate no interval.
 
 Standard errors are ``INFLATION * sqrt(f / m) * sigma_j * cv(r) / 1.96``, where ``b sigma_j``
 bounds the median's shift caused by the expected share of groups with fewer rows than columns
@@ -82,7 +83,7 @@ from .tukey_cov import intercept_map, median_correlation, model_correlation, rep
 
 __all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share",
            "median_shift", "bias_aware_quantile", "SCALE_SHARE", "SCALE_ROWS",
-           "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "COV_SHARE",
+           "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "Q_NOISE", "COV_SHARE",
            "TUKEY_INFERENCE_SHARE"]
 
 #: Default share of the Tukey stage's eps for inference: 5% for the variances (as AdaSSP/BAS:
@@ -98,6 +99,12 @@ SCALE_ROWS = 1 << 15
 #: 0.6745 times the largest standard deviation of a 0/1 column, 0.5 (a window needs it only
 #: within a factor ~3: levels with share >= 3%).
 DUMMY_SCALE = 0.5 * 0.6744897501960817
+#: A count must exceed ``Q_NOISE`` Laplace scales (``p / eps``) to give an interval: a window
+#: far too small (a private scale median that missed, at small eps) holds ~0 models, and noise
+#: alone above 5% of m gave standard errors of 1e-10..1e-20 in 15 of 3,000 coefficient fits
+#: at eps 0.5 (benchmarks/tukey_coverage.py); 3 scales let noise through with probability
+#: ``e^-3 / 2`` = 2.5%, and a true window (~68% of m) is cut only at small ``m eps``.
+Q_NOISE = 3.0
 #: Usable fractions of models inside a window.
 Q_RANGE = (0.05, 0.95)
 #: Factor on the standard errors (measured: benchmarks/tukey_coverage.py). 1.05 since groups
@@ -293,7 +300,8 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
                            (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng, ledger, stage=STAGE,
                            what="group models within a public window of the released point")
     q = counts / m
-    ok = finite & usable & (q >= Q_RANGE[0]) & (q <= Q_RANGE[1])
+    q_low = max(Q_RANGE[0], Q_NOISE * p / ((1 - SCALE_SHARE - COV_SHARE) * plan.eps * m))
+    ok = finite & usable & (q >= q_low) & (q <= Q_RANGE[1])
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
     rho = _model_correlation(X, c, scale, intercept_col, n_hat, COV_SHARE * plan.eps, rng,
