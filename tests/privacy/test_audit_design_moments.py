@@ -3,8 +3,7 @@
 Neighbours: add/remove one row of the design; the centre, scales and bound are fixed (released
 before or public). Claim: eps-DP at eps = 1, Laplace noise on ``(sum u, upper(sum u u'))`` with
 L1 sensitivity ``k B + k (k + 1) / 2 B^2``. Pairs: add a row at the corner ``(B, B)`` (every
-entry moves by its largest amount), add a row at ``(B, -B)``, add a row at one coordinate's
-bound. Broken variant: the sensitivity of the first moments only (``k B``, as if the squares
+entry moves by its largest amount), add a row at one coordinate's bound. Broken variant: the sensitivity of the first moments only (``k B``, as if the squares
 were free), which the corner row exceeds.
 """
 
@@ -25,7 +24,6 @@ def _pairs() -> list[Pair]:
     X = rng.normal(size=(30, K))
     pairs = []
     for name, row in {"add corner (B, B)": np.full(K, 9.0),
-                      "add corner (B, -B)": np.r_[9.0, -9.0],
                       "add one coordinate at B": np.r_[9.0, 0.0]}.items():
         pairs.append(Pair(name, X, np.vstack([X, row])))
     return pairs
@@ -45,7 +43,7 @@ def test_design_moments(variant, monkeypatch):
     if variant != "real":
         monkeypatch.setattr(dm, "moments_sensitivity", lambda k, bound=dm.MOMENT_BOUND:
                             float(k * bound))
-    rep = audit(_sample, _pairs(), eps=1.0, delta=0.0, n=draws(3_000),
-                n_pilot=draws(600), seed=seed_for(f"design-moments/{variant}"))
+    rep = audit(_sample, _pairs(), eps=1.0, delta=0.0, n=draws(600),
+                n_pilot=draws(200), seed=seed_for(f"design-moments/{variant}"))
     record("inference: Tukey design moments", variant, RELATION, rep)
     assert rep.violated == (variant != "real"), str(rep)
