@@ -134,7 +134,8 @@ PLANNING: dict[str, str] = {
 
 
 def _planning_wrapper(original):
-    @functools.wraps(original)
+    # no functools.wraps: ``__wrapped__`` would expose the original's defaults to the
+    # reference checks (its bound ``_em`` is deliberately the real mechanism)
     def planning(*args, **kwargs):
         tape = _ACTIVE
         if tape is None:
