@@ -3,8 +3,9 @@
 Neighbours: add/remove one row of the design; the centre, scales and bound are fixed (released
 before or public). Claim: eps-DP at eps = 1, Laplace noise on ``(sum u, upper(sum u u'))`` with
 L1 sensitivity ``k B + k (k + 1) / 2 B^2``. Pairs: add a row at the corner ``(B, B)`` (every
-entry moves by its largest amount), add a row at one coordinate's bound. Broken variant: the sensitivity of the first moments only (``k B``, as if the squares
-were free), which the corner row exceeds.
+entry moves by its largest amount), add a row at one coordinate's bound. Broken variant: the
+sensitivity of the first moments only (``k B``, as if the squares were free), which the corner
+row exceeds.
 """
 
 from __future__ import annotations
