@@ -44,19 +44,21 @@ def moments_sensitivity(k: int, bound: float = MOMENT_BOUND) -> float:
 
 
 def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: float,
-                 chunk: int = _CHUNK) -> tuple[np.ndarray, np.ndarray]:
+                 chunk: int = _CHUNK, cols=None) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``(sum u, sum u u')`` of ``u = clip((X - centre) / scale, -bound, bound)``, in
-    blocks of rows (cache-sized; no noise: the caller releases them).
+    blocks of rows (cache-sized; no noise: the caller releases them); ``cols``: the columns of
+    ``X`` used (default all; selected per block, so ``X`` is never copied whole).
 
     >>> S1, S2 = clipped_sums(np.array([[5.0], [-1.0]]), np.zeros(1), np.ones(1), 2.0, chunk=1)
     >>> S1.tolist(), S2.tolist()
     ([1.0], [[5.0]])
     """
-    k = X.shape[1]
+    cols = np.arange(X.shape[1]) if cols is None else np.asarray(cols, dtype=np.intp)
+    k = cols.size
     s1, s2 = np.zeros(k), np.zeros((k, k))
     inv = 1.0 / scale
     for start in range(0, X.shape[0], chunk):
-        U = X[start:start + chunk] - centre
+        U = X[start:start + chunk, cols] - centre
         U *= inv
         np.clip(U, -bound, bound, out=U)
         s1 += U.sum(axis=0)
@@ -67,9 +69,10 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
 def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: float,
                    rng: np.random.Generator, ledger: Ledger | None = None, *,
                    bound: float = MOMENT_BOUND, stage: str | None = None,
-                   what: str = "design moments") -> tuple[np.ndarray, np.ndarray]:
+                   what: str = "design moments", cols=None) -> tuple[np.ndarray, np.ndarray]:
     """Noisy ``(S1, S2)`` of the rows ``u = clip((X - centre) / scale, -bound, bound)``, eps-DP.
 
+    ``cols`` selects columns of ``X`` (``centre`` and ``scale`` are then theirs).
     Neighbours: add/remove one row; L1 sensitivity :func:`moments_sensitivity` (``centre``,
     ``scale`` and ``bound`` public or released). ``S2`` is symmetric (the upper triangle is
     released and mirrored).
@@ -84,10 +87,10 @@ def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: fl
     ([0.0, 0.0], [[2.0, -2.0], [-2.0, 2.0]])
     """
     X = np.asarray(X, dtype=np.float64)
-    k = X.shape[1]
+    k = X.shape[1] if cols is None else len(cols)
     iu = np.triu_indices(k)
     s1, s2 = clipped_sums(X, np.asarray(centre, dtype=np.float64),
-                          np.asarray(scale, dtype=np.float64), bound)
+                          np.asarray(scale, dtype=np.float64), bound, cols=cols)
     value = np.r_[s1, s2[iu]]
     noisy = np.asarray(laplace(value, moments_sensitivity(k, bound), eps, rng, ledger,
                                stage=stage, what=what + f" ({k} columns clipped at "

@@ -188,7 +188,7 @@ def _model_correlation(X, c, scale, intercept_col, n_hat, eps, rng, ledger, name
     cols = [j for j in range(p) if j != intercept_col]
     cen = np.zeros(p) if c is None else np.asarray(c, dtype=np.float64)
     s = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
-    S1, S2 = design_moments(X[:, cols], cen[cols], s[cols], eps, rng, ledger, stage=STAGE,
+    S1, S2 = design_moments(X, cen[cols], s[cols], eps, rng, ledger, stage=STAGE, cols=cols,
                             what="design moments (correlations of the group models)")
     return model_correlation(S1, S2, n_hat, intercept_col, p)
 
