@@ -3,7 +3,11 @@ and for the default call (``method="auto"``, which picks Tukey at large n).
 
 Grid: a centre cell (n = 100,000, p = 5 predictors, eps = 1, Gaussian covariates and errors)
 and one-factor-at-a-time arms around it: n in {20,000, 200,000}, p in {1, 10}, eps in {0.5, 4},
-skewed covariates (centred exponential), t(3) errors, heteroscedastic errors (sd 0.5 + |x_1|).
+skewed covariates (centred exponential), correlated covariates (equicorrelated 0.5), a binary
+factor (the last predictor a two-level factor, 30% in its second level), t(3) errors,
+heteroscedastic errors (sd 0.5 + |x_1|). Besides the coefficients, the fitted mean's
+interval (``get_prediction``) is checked at three public rows (:func:`prediction_points`; columns
+``mean_*``).
 Data: ``y = 1 + X beta + e`` with ``beta_j = 0.5 j``; every coefficient's interval is checked
 against the true ``(1, beta)``. The baseline in the same run is non-private OLS (its classical
 interval width).
@@ -39,7 +43,8 @@ from dpstats.estimators.inference import gate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CENTRE = {"n": 100_000, "p": 5, "eps": 1.0, "covariates": "gaussian", "errors": "gaussian"}
-ARMS = {"n": [20_000, 200_000], "p": [1, 10], "eps": [0.5, 4.0], "covariates": ["skewed"],
+ARMS = {"n": [20_000, 200_000], "p": [1, 10], "eps": [0.5, 4.0],
+        "covariates": ["skewed", "correlated", "binary"],
         "errors": ["t3", "hetero"]}
 Z = 1.959963984540054
 
@@ -59,6 +64,8 @@ def simulate(cell: dict, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
     n, p = int(cell["n"]), int(cell["p"])
     if cell["covariates"] == "skewed":
         X = rng.exponential(1.0, size=(n, p)) - 1.0
+    elif cell["covariates"] == "correlated":        # equicorrelated 0.5
+        X = (rng.normal(size=(n, p)) + rng.normal(size=(n, 1))) / np.sqrt(2.0)
     else:
         X = rng.normal(size=(n, p))
     beta = 0.5 * np.arange(1, p + 1)
@@ -69,19 +76,36 @@ def simulate(cell: dict, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
     else:
         e = rng.normal(size=n)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    if cell["covariates"] == "binary":     # the last predictor a two-level factor (30% "b")
+        b = rng.random(n) < 0.3
+        X[:, -1] = b
+        df = df.drop(columns=f"x{p - 1}")
+        df["g"] = np.where(b, "b", "a")
     df["y"] = 1.0 + X @ beta + e
     return df, np.r_[1.0, beta]
 
 
-def ols_se(df: pd.DataFrame) -> np.ndarray:
-    """Classical OLS standard errors (intercept first)."""
-    X = np.c_[np.ones(len(df)), df.drop(columns="y").to_numpy()]
+def ols_se(df: pd.DataFrame, points: np.ndarray | None = None) -> np.ndarray:
+    """Classical OLS standard errors (intercept first); with ``points`` (rows with a leading
+    1), those of the fitted means there."""
+    X = np.c_[np.ones(len(df)), df.drop(columns="y").replace({"a": 0.0, "b": 1.0})
+              .to_numpy(dtype=float)]
     y = df["y"].to_numpy()
     G = X.T @ X
     b = np.linalg.solve(G, y @ X)
     r = y - X @ b
     s2 = r @ r / (len(y) - X.shape[1])
-    return np.sqrt(s2 * np.diag(np.linalg.inv(G)))
+    Gi = np.linalg.inv(G)
+    if points is not None:
+        return np.sqrt(s2 * np.einsum("ij,jk,ik->i", points, Gi, points))
+    return np.sqrt(s2 * np.diag(Gi))
+
+
+def prediction_points(p: int) -> dict[str, np.ndarray]:
+    """Public rows (no intercept) where the fitted mean's interval is checked: every x at 1,
+    alternating +-1, and 2 at the first column."""
+    alt = np.where(np.arange(p) % 2 == 0, 1.0, -1.0)
+    return {"mean@ones": np.ones(p), "mean@alt": alt, "mean@2e0": np.r_[2.0, np.zeros(p - 1)]}
 
 
 def one_fit(df, truth, method: str, eps: float, seed: int) -> list[dict]:
@@ -104,6 +128,21 @@ def one_fit(df, truth, method: str, eps: float, seed: int) -> list[dict]:
                      "released": bool(res.released), "has_se": bool(np.isfinite(se)),
                      "index": index, "m": m, "method_used": str(method_used),
                      "reason": (inf.reason or "") if inf is not None else ""})
+    pts = prediction_points(len(truth) - 1)
+    new = pd.DataFrame(np.array(list(pts.values())),
+                       columns=[f"x{j}" for j in range(len(truth) - 1)])
+    if "g" in df:                          # the factor's row: level "b" where x is 1
+        new["g"] = np.where(new.pop(new.columns[-1]) > 0.5, "b", "a")
+    frame = res.get_prediction(new).summary_frame() if res.released else None
+    se_ols_pts = ols_se(df, np.c_[np.ones(len(pts)), np.array(list(pts.values()))])
+    for i, (name, x) in enumerate(pts.items()):
+        t = truth[0] + x @ truth[1:]
+        est = float(frame["mean"].iloc[i]) if frame is not None else np.nan
+        se = float(frame["mean_se"].iloc[i]) if frame is not None else np.nan
+        rows.append({**rows[0], "coef": name, "truth": t, "estimate": est, "se": se,
+                     "covered": abs(est - t) <= Z * se if np.isfinite(se) else np.nan,
+                     "width_ratio": se / se_ols_pts[i] if np.isfinite(se) else np.nan,
+                     "has_se": bool(np.isfinite(se))})
     return rows
 
 
@@ -119,6 +158,8 @@ def summarise(fits: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """One row per (method, cell): coverage (overall, worst coefficient), median width ratio,
     shares released / with intervals; ``*_gated`` with the gate at ``threshold``."""
     out = []
+    is_mean = fits["coef"].astype(str).str.startswith("mean@")
+    means, fits = fits[is_mean], fits[~is_mean]
     for (method, cell), g in fits.groupby(["method", "cell"], sort=False):
         fit = g.groupby("rep").first()
         row = {"method": method, "cell": cell, **{k: g[k].iloc[0] for k in
@@ -136,6 +177,11 @@ def summarise(fits: pd.DataFrame, threshold: float) -> pd.DataFrame:
             row["best_coef" + suffix] = float(cov.max()) if len(cov) else np.nan
             row["width_ratio" + suffix] = (float(np.nanmedian(h["width_ratio"])) if len(h)
                                            else np.nan)
+        h = means[(means["method"] == method) & (means["cell"] == cell) & means["has_se"]]
+        cov = h.groupby("coef")["covered"].mean() if len(h) else pd.Series(dtype=float)
+        row["mean_coverage"] = float(h["covered"].mean()) if len(h) else np.nan
+        row["mean_worst"] = float(cov.min()) if len(cov) else np.nan
+        row["mean_width_ratio"] = float(np.nanmedian(h["width_ratio"])) if len(h) else np.nan
         out.append(row)
     return pd.DataFrame(out)
 
@@ -169,11 +215,15 @@ def main(argv=None) -> int:
                     help="first replication (more replications of a cell in another process)")
     ap.add_argument("--tag", default="", help="fits file suffix (runs in parallel processes)")
     ap.add_argument("--merge", action="store_true",
-                    help="only summarise every tukey_coverage_fits*.csv into the results CSV")
+                    help="only summarise every tukey_coverage_fits*.csv into the results CSV "
+                         "(a fit in several files: the most recently written file's)")
     args = ap.parse_args(argv)
     committed = gate.TUKEY_THRESHOLD
     if args.merge:
-        fits = pd.concat([pd.read_csv(f) for f in sorted(RESULTS.glob("tukey_coverage_fits*.csv"))])
+        files = sorted(RESULTS.glob("tukey_coverage_fits*.csv"),
+                       key=lambda f: (f.stat().st_mtime, f.name))
+        fits = pd.concat([pd.read_csv(f) for f in files])    # the newest run of a fit wins
+        fits = fits.drop_duplicates(["method", "cell", "rep", "coef"], keep="last")
         return _report(summarise(fits, committed), committed)
     gate.TUKEY_THRESHOLD = 0.0        # open: every fit records its index (see module doc)
     chosen = [c for c in cells() if not args.cells or c["cell"] in args.cells.split(",")]
@@ -211,7 +261,8 @@ def _report(summary: pd.DataFrame, committed: float, write: bool = True) -> int:
         summary.to_csv(RESULTS / "tukey_coverage.csv", index=False)
     cols = ["method", "cell", "reps", "median_m", "median_index", "with_intervals", "coverage",
             "worst_coef", "width_ratio", "with_intervals_gated", "coverage_gated",
-            "worst_coef_gated"]
+            "worst_coef_gated", "mean_coverage", "mean_worst", "mean_width_ratio"]
+    cols = [c for c in cols if c in summary.columns]
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(summary[cols].round(3).to_string(index=False))
     print(f"failing cells (open gate): {list(summary.loc[failing(summary), 'cell'].unique())}; "

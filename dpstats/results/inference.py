@@ -139,8 +139,8 @@ class InferenceMixin:
         BAS clip it to the released box, as ``predict`` does. Returns a
         :class:`~dpstats.results.prediction.PredictionResults` (``predicted_mean``,
         ``se_mean``, ``conf_int(alpha)``, ``summary_frame(alpha)``). Where coefficient
-        correlations are not released (Tukey) the standard error is ``sum_j |x_j| se_j``, the
-        largest over every correlation: conservative intervals.
+        correlations are not released (NaN off the diagonal) the standard error is
+        ``sum_j |x_j| se_j``, the largest over every correlation: conservative intervals.
         """
         from .prediction import prediction_results
         return prediction_results(self, newdata)

@@ -148,7 +148,8 @@ def test_too_few_models_releases_nothing_and_charges_nothing():
 def test_budget_split_between_test_and_mechanism():
     X, y, _ = _linear(20000, 3, 7)
     led = Ledger(1.0, 1e-5)
-    estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=2000)
+    estimate(X, y, eps=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=led, m=2000,
+             inference_share=0.0)       # (identify="regroup" fits now have intervals too)
     # identification count (3%), then the default "swap" split of the rest: 30% / 70%
     assert [c.eps for c in led.charges] == pytest.approx([0.03, 0.3 * 0.97, 0.7 * 0.97])
     assert [c.delta for c in led.charges] == [0.0, 0.0, 1e-5]

@@ -84,6 +84,7 @@ RELEASES: dict[str, tuple[str, ...]] = {
     f"{MECH}.bounds.private_bounds": ("X", "y"),
     f"{MECH}.centre.private_centre_value": ("values",),
     f"{MECH}.model_spread.window_counts": ("deviations",),
+    f"{MECH}.design_moments.design_moments": ("X",),
     f"{MECH}.curvature.release_curvature": ("U", "weights"),
     f"{MECH}.meat.release_meat": ("X", "r"),
     f"{MECH}.ptr.ptr_check": ("logV", "logW"),
@@ -123,6 +124,30 @@ NO_DATA: dict[str, str] = {
                                                         "(size, eps, delta only) and charges "
                                                         "the ledger",
 }
+#: Data-free planning simulations that run real mechanisms on simulated data (a fixed seed)
+#: and are cached per process: the mechanisms they call run for real, untaped (as if nested
+#: in a stubbed mechanism), so a cold recording and a warm replay make the same taped calls.
+PLANNING: dict[str, str] = {
+    f"{MECH}.model_spread.tukey_noise_factor": "the Tukey point's noise factor f(m, p, eps): "
+                                               "simulated Gaussian clouds, no data",
+}
+
+
+def _planning_wrapper(original):
+    # no functools.wraps: ``__wrapped__`` would expose the original's defaults to the
+    # reference checks (its bound ``_em`` is deliberately the real mechanism)
+    def planning(*args, **kwargs):
+        tape = _ACTIVE
+        if tape is None:
+            return original(*args, **kwargs)
+        tape.depth += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            tape.depth -= 1
+    return planning
+
+
 #: Modules of samplers used by the mechanisms only (never imported outside mechanisms/).
 INTERNAL_MODULES: dict[str, str] = {
     "noise": "grid Laplace / Gaussian / Gumbel samplers behind the mechanisms",
@@ -482,6 +507,15 @@ def stubs_installed():
             for where, key in sites:
                 undo.append((where, key, getattr(where, key)))
                 setattr(where, key, stub)
+        for name in PLANNING:
+            owner, attr, original = _resolve(name)
+            wrapped = _planning_wrapper(original)
+            sites = [(owner, attr)] + [(mod, key) for mod in _modules() if mod is not owner
+                                       for key, value in list(vars(mod).items())
+                                       if value is original]
+            for where, key in sites:
+                undo.append((where, key, getattr(where, key)))
+                setattr(where, key, wrapped)
         yield originals
     finally:
         for where, key, value in reversed(undo):

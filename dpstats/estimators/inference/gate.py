@@ -131,6 +131,12 @@ def gate_reason(kind: str, n_hat: float, eps: float, k: int) -> str:
 TUKEY_THRESHOLD = 250.0
 
 
+#: Fewest rows per column per group at which ``m="auto"`` raises m to open the gate
+#: (:data:`dpstats.estimators.tukey.choose_m.GATE_ROWS_PER_COLUMN`; a test keeps them equal):
+#: below it the groups' small-sample bias was not calibrated, so the gate stays shut.
+GATE_ROWS_PER_COLUMN = 5.0
+
+
 def tukey_index(m: int, eps: float, p: int) -> float:
     """``m * eps / p`` of a Tukey fit (public: ``m`` is an argument or a function of the
     released row count).
@@ -153,10 +159,12 @@ def tukey_passes(m: int, eps: float, p: int) -> bool:
 
 def tukey_gate_reason(m: int, eps: float, p: int) -> str:
     """The note of a Tukey fit whose intervals the gate withheld (public values only)."""
-    need = TUKEY_THRESHOLD * p / eps
+    need = math.ceil(TUKEY_THRESHOLD * p / eps)
+    rows = GATE_ROWS_PER_COLUMN * p * need
     return (f"intervals not released: with {m:,} Tukey models, eps {eps:.3g} and {p} columns "
             f"the private spread of the models would be too noisy to cover (release gate: "
             f"m*eps/columns \u2248 {tukey_index(m, eps, p):,.0f} is below the threshold of "
-            f"{TUKEY_THRESHOLD:,.0f} derived by simulation in benchmarks/tukey_coverage.py); "
-            f"about {need:,.0f} models (about {3 * p * need:,.0f} rows, at 3 rows per column "
-            f"per model) at this eps, a larger eps or fewer columns give intervals")
+            f"{TUKEY_THRESHOLD:,.0f} derived by simulation in benchmarks/tukey_coverage.py). "
+            f"Intervals need about {need:,} models of at least "
+            f"{GATE_ROWS_PER_COLUMN:g} rows per column each (smaller groups bias the models), "
+            f"so about {rows:,.0f} rows at this eps; a larger eps or fewer columns need fewer")

@@ -11,7 +11,9 @@ sees each coordinate's sorted values, so ``f`` does not depend on the cloud's co
 (checked on correlated, anisotropic clouds in tests/inference/test_tukey_inference.py).
 
 ``sigma_j`` is released in the ledger stage ``"inference"`` with ``share`` of the Tukey
-stage's eps (default 5%), in two steps (neighbours: add/remove one row):
+stage's eps (default :data:`TUKEY_INFERENCE_SHARE`, 6.5%), in three steps (neighbours:
+add/remove one row), each in the mechanism's coordinates (with a centre ``c``: the prediction
+at ``c`` in place of the intercept, then the slopes):
 
 1. **Windows** (:data:`SCALE_SHARE` of it): private medians of ``|x_j - c_j|`` per column and of
    the residuals ``|y - x theta|`` of the released point, on a data-independent random subset
@@ -19,14 +21,14 @@ stage's eps (default 5%), in two steps (neighbours: add/remove one row):
    :func:`dpstats.mechanisms.private_centre_value`, sensitivity 1, bounds-free; plus a private
    row count when none was released). From them a public guess ``w_j`` of each coordinate's
    median absolute deviation: ``0.6745 s_r / (s_j sqrt(n/m - p - 1))`` for a slope and, for the
-   intercept reported on the original scale, the centred intercept's ``s_r / sqrt(n/m)``
-   combined with ``c_j w_j`` (each group model's reported intercept is ``a_g - c . slopes_g``).
-2. **Counts** (the rest): ``N_j = #{g : |b_gj - theta_j| <= w_j}`` over the group models in the
-   reported coordinates (:func:`dpstats.mechanisms.model_spread.window_counts`, Laplace, L1
+   intercept coordinate, the centred intercept's ``s_r / sqrt(n/m)``.
+2. **Counts** (the rest): ``N_j = #{g : |b_gj - theta_j| <= w_j}`` over the group models
+   (:func:`dpstats.mechanisms.model_spread.window_counts`, Laplace, L1
    sensitivity p). Then ``sigma_j = w_j / Phi^-1((1 + N_j/m) / 2)``: exact for a Gaussian
    cloud, and for the heavier-tailed clouds of small groups a scale between the density at the
    centre (what the median's variance needs) and the standard deviation. A count outside
-   ``[0.05, 0.95] m`` (the guess missed by far) gives that coordinate no interval.
+   ``[0.05, 0.95] m`` (the guess missed by far), or within :data:`Q_NOISE` Laplace scales of
+   0, gives that coordinate no interval.
 
 Standard errors are ``INFLATION * sqrt(f / m) * sigma_j * cv(r) / 1.96``, where ``b sigma_j``
 bounds the median's shift caused by the expected share of groups with fewer rows than columns
@@ -39,12 +41,26 @@ the bound (Armstrong and Kolesar, "Simple and honest confidence intervals in non
 regression", Quantitative Economics 2020). This replaced ``sqrt(f / m) + b / 1.96`` (the sum of
 the two half-widths), which at p = 1 covered 0.988 at 3.3x OLS (docs/design-notes.md, "The
 remaining interval misses").
-Correlations between coefficients are not released (NaN off the diagonal: ``get_prediction``
-then uses ``sum_j |x_j| se_j``, the largest standard error over every correlation). Intervals
+3. **Correlations** (:data:`COV_SHARE`): private first and second moments of the clipped,
+   scaled columns (:func:`dpstats.mechanisms.design_moments.design_moments`), whose inverse
+   gives the group models' correlations ``rho``; the point's are ``arcsin(rho) / f``, and the
+   reported coefficients' covariance is ``A V A'`` (:mod:`.tukey_cov`: the reported
+   intercept is the mechanism's intercept minus ``c . slopes``, a combination of medians, not
+   the median of the groups' reported intercepts; with skewed columns the two differ).
+   ``get_prediction`` uses this covariance. Intervals
 are given only where the release gate passes
-(:func:`dpstats.estimators.inference.gate.tukey_passes`, ``m * eps / p``, public). Designs
-whose groups vote only on identified coefficients (factor terms) get none; on a dask frame the
-windows' row subsample is drawn on the workers (:mod:`dpstats.dask.inference`, one pass).
+(:func:`dpstats.estimators.inference.gate.tukey_passes`, ``m * eps / p``, public). With
+factor terms (``identify="regroup"``: groups vote only on the coefficients their rows
+identify) a group is counted only in the coordinates it identifies (one row still changes one
+group's model and identification set: each count moves by at most 1), a coordinate gets an
+interval only where the groups vote only on what they identify (where every group votes,
+a coefficient too rarely identified, it is pulled towards 0: no interval; after a regroup the
+others are absent from about ``e^-5`` of the groups; without one, fewer groups identify a
+coordinate than are counted, which makes its spread larger, not smaller), and a factor's dummy
+columns take the public scale :data:`DUMMY_SCALE` (their median
+``|x - c|`` is 0 or 1). ``identify="votes"`` (no released share) gets none. On a dask
+frame the windows' row is drawn on the workers and the design moments are summed there (one pass;
+:mod:`dpstats.dask.inference`).
 """
 
 from __future__ import annotations
@@ -59,19 +75,38 @@ from scipy.stats import poisson
 
 from ...mechanisms import private_centre_value
 from ...mechanisms.additive import private_count
+from ...mechanisms.design_moments import MOMENT_BOUND, design_moments
 from ...mechanisms.model_spread import tukey_noise_factor, window_counts
+from ...mechanisms.plan import forfeit
 from ...mechanisms.sampling import random_groups
 from ..outcome import Inference
 from . import gate
+from .tukey_cov import intercept_map, median_correlation, model_correlation, reported_covariance
 
 __all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share",
            "median_shift", "bias_aware_quantile", "SCALE_SHARE", "SCALE_ROWS",
-           "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE"]
+           "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "Q_NOISE", "COV_SHARE",
+           "TUKEY_INFERENCE_SHARE"]
 
+#: Default share of the Tukey stage's eps for inference: 5% for the variances (as AdaSSP/BAS:
+#: 1% windows, 4% counts) plus 1.5% for the correlations (design moments).
+TUKEY_INFERENCE_SHARE = 0.065
 #: Share of the inference eps spent on the windows (row-level scales, and a row count).
-SCALE_SHARE = 0.2
+SCALE_SHARE = 2.0 / 13.0
+#: Share of the inference eps spent on the design moments (the models' correlations).
+COV_SHARE = 3.0 / 13.0
 #: Most rows (in expectation) the row-level scales are computed on.
 SCALE_ROWS = 1 << 15
+#: Public scale (median |x - c| of a Gaussian-equivalent column) of a factor's dummy column:
+#: 0.6745 times the largest standard deviation of a 0/1 column, 0.5 (a window needs it only
+#: within a factor ~3: levels with share >= 3%).
+DUMMY_SCALE = 0.5 * 0.6744897501960817
+#: A count must exceed ``Q_NOISE`` Laplace scales (``p / eps``) to give an interval: a window
+#: far too small (a private scale median that missed, at small eps) holds ~0 models, and noise
+#: alone above 5% of m gave standard errors of 1e-10..1e-20 in 15 of 3,000 coefficient fits
+#: at eps 0.5 (benchmarks/tukey_coverage.py); 3 scales let noise through with probability
+#: ``e^-3 / 2`` = 2.5%, and a true window (~68% of m) is cut only at small ``m eps``.
+Q_NOISE = 3.0
 #: Usable fractions of models inside a window.
 Q_RANGE = (0.05, 0.95)
 #: Factor on the standard errors (measured: benchmarks/tukey_coverage.py). 1.05 since groups
@@ -107,15 +142,15 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
 
     >>> plan_inference(0.05, 1.0, 5555, 6, "off", False).eps
     0.05
-    >>> plan_inference(0.05, 1.0, 5555, 6, "regroup", False).eps
+    >>> plan_inference(0.05, 1.0, 5555, 6, "votes", False).eps
     0.0
     """
     if share <= 0:
         return InferencePlan(0.0, 0.0)
-    if identify != "off":
-        return InferencePlan(0.0, share, "Tukey intervals are not built for designs with "
-                                         "factor terms (groups vote only on the coefficients "
-                                         "their rows identify)")
+    if identify not in ("off", "regroup"):
+        return InferencePlan(0.0, share, "Tukey intervals are not built for identify='votes' "
+                                         "(no released share of groups identifying each "
+                                         "coefficient); identify='regroup' gives them")
     if not gate.tukey_passes(m, eps_stage, p):
         return InferencePlan(0.0, share, gate.tukey_gate_reason(m, eps_stage, p))
     return InferencePlan(share * eps_stage, share)
@@ -126,7 +161,8 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
     (``rows``: a dask frame's row count and subsample, :class:`dpstats.dask.inference.
     TukeyRows`; the same law: each row kept independently with probability ``1 / parts``)."""
     n, p = (X.shape[0] if rows is None else rows.n), X.shape[1]
-    cols = [j for j in range(p) if j != intercept_col]
+    dummy = [j for j in range(p) if names is not None and "[" in str(names[j])]
+    cols = [j for j in range(p) if j != intercept_col and j not in dummy]
     k = len(cols) + 1 + (n_hat is None)
     each = eps / k
     if n_hat is None:
@@ -139,6 +175,7 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
         Xs, ys = X[rows], y[rows]
     cen = np.zeros(p) if c is None else c
     scale = np.ones(p)
+    scale[dummy] = DUMMY_SCALE           # public: a factor's 0/1 column (names are public)
     for j in cols:
         name = names[j] if names is not None else f"column {j}"
         scale[j] = private_centre_value(np.abs(Xs[:, j] - cen[j]), each, rng, ledger,
@@ -146,6 +183,21 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
     resid = private_centre_value(np.abs(ys - Xs @ point), each, rng, ledger, stage=STAGE,
                                  what="residual scale (median |y - x theta|)")
     return scale, float(resid), float(n_hat)
+
+
+def _model_correlation(X, c, scale, intercept_col, n_hat, eps, rng, ledger, names, rows=None):
+    """Correlation of the group models (mechanism's coordinates) from private design moments
+    of every row (:func:`dpstats.mechanisms.design_moments.design_moments`, ``eps``; on a dask
+    frame the exact sums come from the workers, ``rows.moments``)."""
+    p = X.shape[1]
+    cols = [j for j in range(p) if j != intercept_col]
+    cen = np.zeros(p) if c is None else np.asarray(c, dtype=np.float64)
+    s = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    sums = None if rows is None else rows.moments(cen[cols], s[cols], MOMENT_BOUND, cols)
+    S1, S2 = design_moments(X, cen[cols], s[cols], eps, rng, ledger, stage=STAGE, cols=cols,
+                            what="design moments (correlations of the group models)",
+                            sums=sums)
+    return model_correlation(S1, S2, n_hat, intercept_col, p)
 
 
 def windows(scale, resid, c, intercept_col, n_hat: float, m: int) -> np.ndarray:
@@ -211,14 +263,17 @@ def bias_aware_quantile(r: float, level: float = 0.95) -> float:
 
 def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePlan,
                     n_hat, multiplier: float, monotone: bool, rng, ledger,
-                    names=None, rows=None) -> Inference:
+                    names=None, ident=None, rows=None) -> Inference:
     """The :class:`~dpstats.estimators.outcome.Inference` of a released Tukey point.
 
     ``models`` are the (m, p) group models as the mechanism saw them (with a centre ``c``, the
     intercept coordinate is the prediction at ``c``); ``point`` is the released point on the
     original scale. Charges ``plan.eps`` to stage ``"inference"``; with ``plan.eps == 0``
-    only the plan's reason (no charge). ``rows``: on a dask frame (``X``, ``y`` without rows),
-    the row count and subsample of the windows (:class:`dpstats.dask.inference.TukeyRows`).
+    only the plan's reason (no charge). ``ident = (identified, voting)`` for factor designs:
+    which coordinates each group identifies (m, p) and in which the groups vote only where
+    they identify (public, from the released identification counts); a group counts only
+    where it identifies, and a coordinate where every group votes gets no interval. ``rows``: on a dask frame (``X``, ``y`` without
+    rows), the row count and subsample of the windows (:class:`dpstats.dask.inference.TukeyRows`).
     """
     p = point.size
     nan = np.full((p, p), np.nan)
@@ -226,32 +281,51 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
         return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
                          share=plan.share, covers="")
     m = models.shape[0]
-    B = np.array(models, dtype=np.float64)
-    if c is not None:               # each group model in the reported coordinates
-        B[:, intercept_col] -= B @ c
+    eps_stage = plan.eps / plan.share
+    if not gate.tukey_passes(m, eps_stage, p):     # fewer groups after a regroup (public)
+        reason = gate.tukey_gate_reason(m, eps_stage, p)
+        forfeit(ledger, "window counts", plan.eps, 0.0, stage=STAGE,
+                detail="not run: the groups were regrouped below the release gate (its share "
+                       "counts as spent)")
+        return Inference(cov=nan, method=gate.GATED + reason, reference="", share=plan.share,
+                         covers="")
+    B = np.asarray(models, dtype=np.float64)     # the mechanism's coordinates
+    theta = np.array(point, dtype=np.float64)
+    if c is not None:               # the released point in the mechanism's coordinates
+        theta[intercept_col] += float(np.delete(c, intercept_col) @
+                                      np.delete(theta, intercept_col))
     scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
                                   SCALE_SHARE * plan.eps, rng, ledger, names, rows)
-    w = windows(scale, resid, c, intercept_col, n_hat, m)
+    w = windows(scale, resid, None, intercept_col, n_hat, m)
     finite = np.isfinite(w) & (w > 0)
-    counts = window_counts(B - point, np.where(finite, w, 0.0), (1 - SCALE_SHARE) * plan.eps,
-                           rng, ledger, stage=STAGE,
+    D = B - theta
+    usable = np.ones(p, dtype=bool)
+    if ident is not None:           # factor designs: count a group only where it identifies
+        id_mat, voting = ident
+        D = np.where(np.asarray(id_mat, dtype=bool), D, np.inf)
+        usable = np.zeros(p, dtype=bool) if voting is None else np.asarray(voting, dtype=bool)
+    counts = window_counts(D, np.where(finite, w, 0.0),
+                           (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng, ledger, stage=STAGE,
                            what="group models within a public window of the released point")
     q = counts / m
-    ok = finite & (q >= Q_RANGE[0]) & (q <= Q_RANGE[1])
+    q_low = max(Q_RANGE[0], Q_NOISE * p / ((1 - SCALE_SHARE - COV_SHARE) * plan.eps * m))
+    ok = finite & usable & (q >= q_low) & (q <= Q_RANGE[1])
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
+    rho = _model_correlation(X, c, scale, intercept_col, n_hat, COV_SHARE * plan.eps, rng,
+                             ledger, names, rows)
     f = tukey_noise_factor(int(m), int(p), float(multiplier), bool(monotone))
     short = deficient_share(n_hat, m, p)
     base = math.sqrt(f / m)
     shift = median_shift(short)
     se = INFLATION * base * bias_aware_quantile(shift / base) / _Z * sigma
-    cov = nan.copy()
-    np.fill_diagonal(cov, se ** 2)
+    cov = reported_covariance(se, median_correlation(rho, f), intercept_map(c, intercept_col, p))
     return Inference(
         cov=cov, share=plan.share, reference=REFERENCE, covers=COVERS,
         method=(f"Tukey: spread of the {m:,} group models near the released point, private "
-                f"(window counts, {plan.share:.0%} of eps), times sqrt(f/m) with f = {f:.3g} "
-                f"(the median's pi/2 plus the exponential mechanism's noise, by simulation)"
+                f"(window counts and design moments, {100 * plan.share:.3g}% of eps), times "
+                f"sqrt(f/m) with f = {f:.3g} (the median's pi/2 plus the exponential "
+                f"mechanism's noise, by simulation)"
                 + (f", with a bias-aware critical value (95% quantile of |N(r, 1)|, "
                    f"r = {shift / base:.2g}) for the median's largest shift "
                    f"{shift:.2g} sigma_j by the expected {short:.2g} share of groups with "
@@ -260,6 +334,8 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
                 + ("" if INFLATION == 1 else f", times {INFLATION:g}")
                 + f"; released because the release gate passed (m*eps/columns \u2248 "
                   f"{gate.tukey_index(m, plan.eps / plan.share, p):,.0f} >= "
-                  f"{gate.TUKEY_THRESHOLD:,.0f}); coefficient correlations are not released "
-                  f"(prediction intervals use the bound sum |x_j| se_j, conservative)"),
+                  f"{gate.TUKEY_THRESHOLD:,.0f}); correlations: arcsin(rho)/f with rho the group "
+                  f"models' correlations from private design moments (clipped at "
+                  f"{MOMENT_BOUND:g} scales, {COV_SHARE:.0%} of the inference eps; exact for "
+                  f"constant error variance)"),
         sigma=resid / _MAD)

@@ -40,8 +40,8 @@ from ...mechanisms.accountant import Ledger
 from ...mechanisms.additive import laplace
 from .choose_m import SAFETY, models_needed
 
-__all__ = ["IDENTIFY", "ID_SHARE", "ROWS_PER_LEVEL", "released_identified", "regrouped_models",
-           "resolve_identify"]
+__all__ = ["IDENTIFY", "ID_SHARE", "ROWS_PER_LEVEL", "NOISE_GUARD", "released_identified",
+           "regrouped_models", "resolve_identify"]
 
 #: ``"auto"`` (default, :func:`resolve_identify`); ``"regroup"``: identified votes and fewer
 #: models for rare levels; ``"votes"``: identified votes only (no release); ``"off"``: every
@@ -49,6 +49,12 @@ __all__ = ["IDENTIFY", "ID_SHARE", "ROWS_PER_LEVEL", "released_identified", "reg
 IDENTIFY = ("auto", "regroup", "votes", "off")
 #: Share of the Tukey stage's eps spent on the released identification count.
 ID_SHARE = 0.03
+#: A coordinate counts as short of identifying groups only when its released count is below
+#: the target by more than ``ln(NOISE_GUARD p)`` Laplace scales: with every coordinate
+#: identified, a spurious regroup (which cut m about 3x: at n = 1e5, p = 5 and a binary factor
+#: 97% of the fits regrouped on noise alone, closing the intervals' gate) then has probability
+#: at most ``p * exp(-ln(NOISE_GUARD p)) / 2 = 1 / (2 NOISE_GUARD)`` = 5%.
+NOISE_GUARD = 10.0
 #: Expected rows of the rarest level per group that :func:`regrouped_models` aims for: a level
 #: is then absent from ``e^-5`` (0.7%) of the groups, and the median of group fits is no longer
 #: the median of one or two skewed residuals.
@@ -111,7 +117,8 @@ def regrouped_models(noisy_counts, m: int, p: int, eps_tukey: float, delta: floa
     this even at the fewest models PTR allows (``SAFETY * m_needed``: a declared level no row
     has, a very rare one) keeps every group's vote (the aggregation before issue 15: its
     effect is pulled towards 0, an empty level's to exactly 0) and does not drive m. The
-    others get ``m1 = min(m, max(min_j c_j / ROWS_PER_LEVEL, SAFETY * m_needed))`` models.
+    others get ``m1 = min(m, max(min_j c_j / ROWS_PER_LEVEL, SAFETY * m_needed))`` models,
+    counting only the coordinates short by more than the release's noise (:data:`NOISE_GUARD`).
     Diamonds' first 5,000 rows at eps = 2 (Fair 275 rows, 480 models, about 160 groups
     identifying the worst coefficient): PTR failed 6/6 with identified votes everywhere; with
     this rule 3/6 fits are released (the old aggregation 5/6): the noisy counts sit near the
@@ -123,12 +130,13 @@ def regrouped_models(noisy_counts, m: int, p: int, eps_tukey: float, delta: floa
     (480, array([ True, False, False]))
     """
     rho = np.clip(np.asarray(noisy_counts, dtype=np.float64) / m, 0.0, 1.0)
+    noise = p / (ID_SHARE * eps_tukey) * math.log(NOISE_GUARD * p) / m   # public margin
     with np.errstate(divide="ignore"):
         rows = -m * np.log1p(-rho)                  # +inf where every group identifies
     needed = models_needed(p, eps_tukey, delta, lemma, accounting)
     floor = min(m, math.ceil(SAFETY * needed))
     helpable = _identifying(floor, rows) >= floor / 4 + needed / 2
-    short = helpable & (rho < 1.0 - math.exp(-ROWS_PER_LEVEL))
+    short = helpable & (rho + noise < 1.0 - math.exp(-ROWS_PER_LEVEL))
     m1 = m
     if short.any():
         m1 = int(min(m, max(math.ceil(rows[short].min() / ROWS_PER_LEVEL), floor)))

@@ -38,7 +38,7 @@ from ...mechanisms.ptr import PAPER_NOTE, ptr_check, ptr_parameters
 from ...mechanisms.sampling import random_groups, uniform_jitter
 from ...mechanisms.tukey_em import restricted_tukey_em, sort_with_neutral_votes
 from ...validation import Option, OptionSpec, validate_options
-from ..inference.ssp import INFERENCE_SHARE
+from ..inference.tukey import TUKEY_INFERENCE_SHARE as INFERENCE_SHARE
 from ..inference.tukey import plan_inference, tukey_inference
 from ..outcome import Estimate, Withheld
 from .centre import CENTRE_SHARE, private_centre
@@ -199,38 +199,44 @@ def _recentre(models: np.ndarray, m: int, c, intercept_col) -> dict:
 
 
 def _with_inference(est: Estimate, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
-                    ledger, names, engine=None) -> Estimate:
+                    ledger, names, ident=None, engine=None) -> Estimate:
     """``est`` with the standard errors of :mod:`dpstats.estimators.inference.tukey` (stage
-    ``"inference"``, ``plan.eps``; after the release: adaptive composition; ``engine``: a
-    dask frame's rows, :meth:`~dpstats.dask.methods.MethodsEngine.tukey_rows`)."""
+    ``"inference"``, ``plan.eps``; after the release: adaptive composition). ``ident``: which
+    coordinates each group identifies, and in which the groups vote only where they identify
+    (factor designs); ``engine``: a dask frame's rows,
+    :meth:`~dpstats.dask.methods.MethodsEngine.tukey_rows`."""
     if not est.released or plan.share <= 0:
         return est
     inf = tukey_inference(X, y, models, est.params, c, intercept_col, plan=plan, n_hat=n_noisy,
                           multiplier=params.multiplier, monotone=params.monotone, rng=rng,
-                          ledger=ledger, names=names,
+                          ledger=ledger, names=names, ident=ident,
                           rows=None if engine is None else engine.tukey_rows())
     return dataclasses.replace(est, inference=inf)
 
 
 def _group_models(X, y, m: int, c, intercept_col, fit, identify: str, eps_id: float,
                   ptr_args: tuple, rng, ledger, stage: str):
-    """``(m, models, identified)``: the group fits on random labels and, unless ``identify`` is
-    ``"off"``, which coefficients each group identifies; with ``eps_id`` the released
-    identification counts may call for a fresh partition into fewer, larger groups
-    (:func:`.identify.regrouped_models`; ``ptr_args = (eps, delta, lemma, accounting)``)."""
+    """``(m, models, identified, voting)``: the group fits on random labels and, unless
+    ``identify`` is ``"off"``, which coefficients each group identifies; with ``eps_id`` the
+    released identification counts may call for a fresh partition into fewer, larger groups
+    (:func:`.identify.regrouped_models`; ``ptr_args = (eps, delta, lemma, accounting)``);
+    ``voting``: the coefficients whose groups vote only where identified, a public function
+    of the released counts (None: no release)."""
     labels = partition_labels(X.shape[0], m, rng)
     models = fit(X, y, labels, m)
     ident = identified(X, labels, m, c, intercept_col) if identify != "off" else None
+    voting = None
     if eps_id:
         noisy = released_identified(ident, eps_id, rng, ledger, stage)
         m_new, votes = regrouped_models(noisy, m, X.shape[1], *ptr_args)
+        voting = np.asarray(votes, dtype=bool)     # public: a function of the release
         if m_new < m:      # a fresh partition into fewer, larger groups
             m = m_new
             labels = partition_labels(X.shape[0], m, rng)
             models = fit(X, y, labels, m)
             ident = identified(X, labels, m, c, intercept_col)
         ident[:, ~votes] = True    # too rarely identified for PTR: every group votes there
-    return m, models, ident
+    return m, models, ident, voting
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
@@ -300,9 +306,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     eps -= eps_c + eps_id + plan.eps
     params = ptr_parameters(eps, delta, accounting)
     if engine is not None:     # dask: labels drawn per partition, the group fits on workers
-        models, ident = engine.fit_models(X, y, m, rng), None
+        models, ident, id_share = engine.fit_models(X, y, m, rng), None, None
     else:
-        m, models, ident = _group_models(
+        m, models, ident, id_share = _group_models(
             X, y, m, c, intercept_col, group_fits if fitter is None else fitter, identify,
             eps_id, (eps_stage, delta, lemma, accounting), rng, ledger, stage)
     facts = _recentre(models, m, c, intercept_col)
@@ -310,4 +316,4 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     S = jitter_sort(models, rng, ident, t)
     est = _ptr_release(S, t, params, delta, lemma, c, intercept_col, rng, ledger, stage, facts)
     return _with_inference(est, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
-                           ledger, names, engine)
+                           ledger, names, None if ident is None else (ident, id_share), engine)

@@ -1,0 +1,106 @@
+"""Private first and second moments of clipped, scaled design columns (Laplace).
+
+The Tukey intervals (:mod:`dpstats.estimators.inference.tukey`) need the *correlations* of the
+group OLS models, which a per-coordinate spread cannot give. For OLS on groups of rows drawn
+from the same population, ``Cov(b_g)`` is proportional to ``E[z z']^-1`` with ``z`` the row's
+design vector (a constant and the centred columns), so correlations follow from the design's
+moment matrix, which is cheap to release from the rows (``n eps`` in the thousands) where the
+models themselves are not (``m eps`` ranks; a noisy sign Gram of the models would carry
+correlation noise of order 1 at the default budget: docs/design-notes.md, "Tukey covariances").
+
+:func:`design_moments` releases ``S1 = sum_i u_i`` and the upper triangle (diagonal included)
+of ``S2 = sum_i u_i u_i'`` for rows ``u_i = clip((x_i - c) / s, -B, B)`` with public or
+released ``c`` (centres), ``s`` (scales) and public ``B``.
+
+**Neighbours and sensitivity.** Add/remove one row: the released vector changes by the row's
+own ``(u, upper(u u'))``, whose L1 norm is at most ``k B + k (k + 1) / 2 * B^2`` for ``k``
+columns (:func:`moments_sensitivity`). The Laplace mechanism with that L1 sensitivity is
+eps-DP; ``c``, ``s`` and ``B`` must be released or public (adaptive composition).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .accountant import Ledger
+from .additive import laplace
+
+__all__ = ["design_moments", "clipped_sums", "moments_sensitivity", "MOMENT_BOUND"]
+
+#: Clipping bound of the scaled columns ``(x - c) / s`` with ``s`` the median of ``|x - c|``:
+#: 3 such units are 2 standard deviations of a Gaussian column.
+MOMENT_BOUND = 3.0
+#: Rows per block of :func:`clipped_sums`.
+_CHUNK = 1 << 15
+
+
+def moments_sensitivity(k: int, bound: float = MOMENT_BOUND) -> float:
+    """L1 sensitivity of ``(sum u, upper(sum u u'))`` for ``k`` columns clipped to ``[-B, B]``.
+
+    >>> moments_sensitivity(2, 1.0)
+    5.0
+    """
+    return float(k * bound + k * (k + 1) / 2 * bound ** 2)
+
+
+def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: float,
+                 chunk: int = _CHUNK, cols=None) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``(sum u, sum u u')`` of ``u = clip((X - centre) / scale, -bound, bound)``, in
+    blocks of rows (cache-sized; no noise: the caller releases them); ``cols``: the columns of
+    ``X`` used (default all; selected per block, so ``X`` is never copied whole).
+
+    >>> S1, S2 = clipped_sums(np.array([[5.0], [-1.0]]), np.zeros(1), np.ones(1), 2.0, chunk=1)
+    >>> S1.tolist(), S2.tolist()
+    ([1.0], [[5.0]])
+    """
+    cols = np.arange(X.shape[1]) if cols is None else np.asarray(cols, dtype=np.intp)
+    k = cols.size
+    s1, s2 = np.zeros(k), np.zeros((k, k))
+    inv = 1.0 / scale
+    for start in range(0, X.shape[0], chunk):
+        U = X[start:start + chunk, cols] - centre
+        U *= inv
+        np.clip(U, -bound, bound, out=U)
+        s1 += U.sum(axis=0)
+        s2 += U.T @ U
+    return s1, s2
+
+
+def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: float,
+                   rng: np.random.Generator, ledger: Ledger | None = None, *,
+                   bound: float = MOMENT_BOUND, stage: str | None = None,
+                   what: str = "design moments", cols=None,
+                   sums=None) -> tuple[np.ndarray, np.ndarray]:
+    """Noisy ``(S1, S2)`` of the rows ``u = clip((X - centre) / scale, -bound, bound)``, eps-DP.
+
+    ``cols`` selects columns of ``X`` (``centre`` and ``scale`` are then theirs). ``sums``: the
+    exact :func:`clipped_sums` already computed over the rows (a dask frame's partitions, added
+    up); the same noise and sensitivity.
+    Neighbours: add/remove one row; L1 sensitivity :func:`moments_sensitivity` (``centre``,
+    ``scale`` and ``bound`` public or released). ``S2`` is symmetric (the upper triangle is
+    released and mirrored).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 1.0], [2.0, -1.0], [1.0, 0.0]])
+    >>> S1, S2 = design_moments(X, np.array([1.0, 0.0]), np.ones(2), 1e9,
+    ...                         np.random.default_rng(0))
+    >>> (np.round(S1, 6) + 0.0).tolist(), (np.round(S2, 6) + 0.0).tolist()
+    ([0.0, 0.0], [[2.0, -2.0], [-2.0, 2.0]])
+    """
+    X = np.asarray(X, dtype=np.float64)
+    k = X.shape[1] if cols is None else len(cols)
+    iu = np.triu_indices(k)
+    s1, s2 = sums if sums is not None else clipped_sums(
+        X, np.asarray(centre, dtype=np.float64), np.asarray(scale, dtype=np.float64), bound,
+        cols=cols)
+    value = np.r_[s1, s2[iu]]
+    noisy = np.asarray(laplace(value, moments_sensitivity(k, bound), eps, rng, ledger,
+                               stage=stage, what=what + f" ({k} columns clipped at "
+                                                        f"+-{bound:g} scales)"),
+                       dtype=np.float64).reshape(-1)
+    S2 = np.zeros((k, k))
+    S2[iu] = noisy[k:]
+    S2 = S2 + np.triu(S2, 1).T
+    return noisy[:k], S2
