@@ -168,6 +168,11 @@ def run_tukey(cell_name: str, method: str, reps: int) -> dict:
                 time.time() - t0)
 
 
+#: Where :func:`run_glm` also appends its per-coefficient rows (glm_coverage.py's schema;
+#: ``--glm-detail``), None for nowhere.
+GLM_DETAIL: list = [None]
+
+
 def run_glm(cell_name: str, method: str, reps: int) -> dict:
     """A cell of :mod:`glm_coverage` (its model: logistic for ``glm-*``, linear for
     ``lm-dpgd``)."""
@@ -177,6 +182,9 @@ def run_glm(cell_name: str, method: str, reps: int) -> dict:
     raw: list = []
     out = gc.run_cell(cell, method, reps, min(reps, 20), seed=1000 + 17 * i, raw=raw)
     est = pd.DataFrame(raw)
+    if GLM_DETAIL[0]:
+        path = Path(GLM_DETAIL[0])
+        out.to_csv(path, mode="a", header=not path.exists(), index=False)
     k = cell["p"] + 1
     has = est["released"].to_numpy()[::k]
     z = ((est["estimate"] - est["truth"]) / est["bse"]).to_numpy().reshape(reps, k)
@@ -296,6 +304,8 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", default="", help="comma list of methods (default: all)")
     ap.add_argument("--no-logistic", action="store_true", help="skip the lm logistic cells")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--glm-detail", default=None,
+                    help="also append the glm family's per-coefficient rows to this CSV")
     ap.add_argument("--merge", nargs="+", default=None, help="only merge these CSVs into --out")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: 2 reps of small cells, one method per family")
@@ -305,6 +315,7 @@ def main(argv=None) -> int:
         with pd.option_context("display.width", 220, "display.max_columns", 30):
             print(table[COLUMNS].round(3).to_string(index=False))
         return 0
+    GLM_DETAIL[0] = a.glm_detail
     if a.quick:
         todo = [("lm", "n=2000", "adassp", False), ("lm", "n=2000", "default", True),
                 ("glm", "n=5000", "lm-dpgd", False), ("tukey", "n=20000", "tukey", False)]

@@ -23,8 +23,15 @@ Two sources of error, on the fitted (unit) scale, then mapped to the original on
 
 The released ``C`` is noisy: the bootstrap draws plausible informations ``C - E`` (``E`` a
 symmetric Gaussian matrix of the released noise scale) and, for each, error draws with the
-bias and covariance above; standard errors are the 95% quantile of the absolute errors divided
-by 1.96 (the symmetric interval, bias included), correlations from the draws (as :mod:`.ssp`).
+bias and covariance above. The bias plug-in is a convex function of ``C`` (through ``C^-1``),
+so at a noisy ``C`` it is too large on average, and averaged over plausible informations (a
+second draw of the same noise) larger again: the draws' biases are moved by the parametric
+bootstrap's bias correction, ``2 b(C_bar) - mean_k b(C_k)`` in place of ``mean_k b(C_k)``
+(:func:`debias`; ``C_bar`` the mean plausible information). Measured (design-notes.md, "The
+logistic fits' bias plug-ins"): at n = 20,000, p = 5, eps 1 the slopes covered 0.953-0.993
+without it, 0.940-0.973 with it (150 fits). Standard errors are the 95% quantile of the
+absolute errors divided by 1.96 (the symmetric interval, bias included), correlations from
+the draws (as :mod:`.ssp`).
 Draws come from :func:`dpstats.mechanisms.simulation.simulation_noise` (fixed public seed).
 
 **Gate.** No intervals when fewer than :data:`PD_SHARE` of the plausible informations are
@@ -58,7 +65,7 @@ __all__ = ["glm_inference", "plausible_curvatures", "error_draws", "OUTPERT_REAS
            "OBJPERT_SHARE", "PD_SHARE", "TAIL_CAVEAT", "THRESHOLDS", "DRAWS", "CURVATURE_DRAWS",
            "COVERS",
            "REFERENCE", "nan_inference", "gated", "fitted_map", "finish_cov",
-           "logistic_weights", "perturbation_inference"]
+           "logistic_weights", "perturbation_inference", "debias"]
 
 #: Why output perturbation releases no intervals (measured; see the module docstring).
 OUTPERT_REASON = (
@@ -143,13 +150,26 @@ def error_draws(bias: np.ndarray, cov: np.ndarray, M: np.ndarray, shift: np.ndar
     return e @ M.T + shift[None, :]
 
 
+def debias(bias: np.ndarray, at_mean: np.ndarray) -> np.ndarray:
+    """The bias draws ``(K, p)`` (one per plausible curvature) moved so that their mean is the
+    parametric bootstrap's bias-corrected plug-in ``2 b(C_bar) - mean_k b(C_k)``, ``at_mean``
+    = ``b(C_bar)`` at the mean plausible curvature; the spread over ``k`` is kept.
+
+    >>> debias(np.array([[3.0], [5.0]]), np.array([3.5])).ravel().tolist()
+    [2.0, 4.0]
+    """
+    return bias + 2.0 * (np.asarray(at_mean)[None, :] - bias.mean(axis=0, keepdims=True))
+
+
 def _ridge_model(Cs, ridge: float, theta: np.ndarray, priv):
-    """Bias and covariance of the ridge minimiser plus privacy noise, per plausible ``C``."""
+    """Bias (bootstrap-corrected, :func:`debias`) and covariance of the ridge minimiser plus
+    privacy noise, per plausible ``C``."""
     p = theta.size
     eye = np.eye(p)
     Hr_inv = np.linalg.inv(Cs + ridge * eye)
     C_inv = np.linalg.inv(Cs)
     bias = -ridge * (C_inv @ theta)
+    bias = debias(bias, -ridge * np.linalg.solve(Cs.mean(axis=0), theta))
     cov = Hr_inv @ Cs @ Hr_inv + priv(Hr_inv)
     return bias, cov
 
