@@ -33,6 +33,7 @@ every coefficient in [0.93, 0.98] where the fit releases.
 
     nice -n 10 python benchmarks/coverage.py --reps 500 [--families lm,tukey,glm]
         [--cells centre,p=1,...] [--methods default,bas,...] [--out FILE]
+        [--glm-detail FILE]     # also the glm family's per-coefficient rows (glm_coverage.csv)
     python benchmarks/coverage.py --merge imported FILE ...  # into results/coverage_all.csv
     python benchmarks/coverage.py --quick                    # smoke test, a few seconds
 
