@@ -101,3 +101,34 @@ def test_squared_dpgd_withholds_below_its_simulated_size():
     assert inf_glm.THRESHOLDS["dpgd-squared"] == 7_500
     assert low.bse.isna().all() and "n*eps below 7,500" in low.inference.reason
     assert np.isfinite(high.bse).all()
+
+
+def _objpert_inference(C_rel, sigma_c):
+    p = C_rel.shape[0]
+    return inf_glm.glm_inference(
+        "objpert", C_rel=C_rel, sigma_c=sigma_c, theta=np.linspace(0.5, -0.5, p), ridge=2.0,
+        noise={"s": 3.0, "sigma_out": 0.0}, M=np.eye(p), icol=None, threshold=0.0,
+        n_hat=20_000.0, eps=1.0, share=0.1, share_of="eps")
+
+
+def test_objpert_error_model_spread_is_a_fraction_of_the_released_noise(monkeypatch):
+    """The error model draws plausible informations at SPREAD (< 1) times the released noise:
+    narrower than the full mixture (which over-covered at eps 0.5), wider than a plug-in at
+    one information (which under-covered); the positive-definiteness gate keeps the full
+    noise, so an information that passes only at the reduced spread is still withheld."""
+    C = np.diag([60.0, 40.0, 30.0]) + 5.0
+    spread = inf_glm.SPREAD
+    assert 0.0 < spread < 1.0
+    mid = np.sqrt(np.diag(_objpert_inference(C, 6.0).cov))
+    se = {}
+    for s in (1e-6, 1.0):
+        monkeypatch.setattr(inf_glm, "SPREAD", s)
+        se[s] = np.sqrt(np.diag(_objpert_inference(C, 6.0).cov))
+    monkeypatch.undo()
+    lo, hi = se[1e-6], se[1.0]
+    assert lo.sum() < mid.sum() < hi.sum()
+    # near the gate: the full noise fails it, the reduced spread alone would pass
+    _, full = inf_glm.plausible_curvatures(np.diag([9.0, 9.0, 9.0]), 3.0)
+    _, part = inf_glm.plausible_curvatures(np.diag([9.0, 9.0, 9.0]), 3.0 * inf_glm.SPREAD)
+    assert full < inf_glm.PD_SHARE <= part
+    assert np.isnan(_objpert_inference(np.diag([9.0, 9.0, 9.0]), 3.0).cov).all()
