@@ -33,6 +33,7 @@ every coefficient in [0.93, 0.98] where the fit releases.
 
     nice -n 10 python benchmarks/coverage.py --reps 500 [--families lm,tukey,glm]
         [--cells centre,p=1,...] [--methods default,bas,...] [--out FILE]
+        [--glm-detail FILE]     # also the glm family's per-coefficient rows (glm_coverage.csv)
     python benchmarks/coverage.py --merge imported FILE ...  # into results/coverage_all.csv
     python benchmarks/coverage.py --quick                    # smoke test, a few seconds
 
@@ -168,6 +169,11 @@ def run_tukey(cell_name: str, method: str, reps: int) -> dict:
                 time.time() - t0)
 
 
+#: Where :func:`run_glm` also appends its per-coefficient rows (glm_coverage.py's schema;
+#: ``--glm-detail``), None for nowhere.
+GLM_DETAIL: list = [None]
+
+
 def run_glm(cell_name: str, method: str, reps: int) -> dict:
     """A cell of :mod:`glm_coverage` (its model: logistic for ``glm-*``, linear for
     ``lm-dpgd``)."""
@@ -177,6 +183,9 @@ def run_glm(cell_name: str, method: str, reps: int) -> dict:
     raw: list = []
     out = gc.run_cell(cell, method, reps, min(reps, 20), seed=1000 + 17 * i, raw=raw)
     est = pd.DataFrame(raw)
+    if GLM_DETAIL[0]:
+        path = Path(GLM_DETAIL[0])
+        out.to_csv(path, mode="a", header=not path.exists(), index=False)
     k = cell["p"] + 1
     has = est["released"].to_numpy()[::k]
     z = ((est["estimate"] - est["truth"]) / est["bse"]).to_numpy().reshape(reps, k)
@@ -233,9 +242,8 @@ def imported(results: Path = HERE / "results") -> pd.DataFrame:
     """Rows of the specialised scripts' committed results, in this schema (column ``source``):
     interval_coverage.py's ``coverage.csv`` (summary rows, newest first: of several runs of
     a cell and method the first row is kept, the older ones are the file's history),
-    glm_coverage.py's ``glm_coverage.csv`` (per coefficient) and tukey_coverage.py's fits
-    (``tukey_coverage_fits*.csv``, one row per fit and coefficient, run with the gate open:
-    the committed gate is applied here). A fresh run of the same key replaces them
+    glm_coverage.py's ``glm_coverage.csv`` (per coefficient) and tukey_coverage.py's merged summary
+    (``tukey_coverage.csv``, the committed gate applied: its ``*_gated`` columns). A fresh run of the same key replaces them
     (``--merge``)."""
     rows = []
     lm = pd.read_csv(results / "coverage.csv")    # newest rows first (column ``run``): an
@@ -260,22 +268,18 @@ def imported(results: Path = HERE / "results") -> pd.DataFrame:
                      "coverage_max": g["coverage"].max(),
                      "width_ratio": g["median_width_ratio"].median(),
                      "source": "glm_coverage.py"})
-    files = sorted(results.glob("tukey_coverage_fits*.csv"))
-    if files:
-        from dpstats.estimators.inference import gate
-        fits = pd.concat([pd.read_csv(f) for f in files])
-        fits = fits[fits["method"] == "tukey"]
-        for cell, g in fits.groupby("cell", sort=False):
-            g = g.sort_values(["rep", "coef"], key=lambda c: c if c.name == "rep" else
-                              c.map(list(dict.fromkeys(g["coef"])).index))
-            k = g["coef"].nunique()
-            reps = len(g) // k
-            has = (g["has_se"].to_numpy() & (g["index"].to_numpy() >= gate.TUKEY_THRESHOLD))
-            has = has.reshape(reps, k).any(axis=1)
-            z = ((g["estimate"] - g["truth"]) / g["se"]).to_numpy()
-            row = _row("tukey", cell, "linear", "tukey", g.iloc[0].to_dict(), reps, has, z,
-                       g["width_ratio"].to_numpy(), 0.0)
-            rows.append({**row, "source": "tukey_coverage.py"})
+    tk = results / "tukey_coverage.csv"     # tukey_coverage.py --merge's summary: a fit in
+    if tk.exists():                          # several fits files counts once (the newest)
+        for _, r in pd.read_csv(tk).iterrows():
+            if r["method"] != "tukey":
+                continue
+            rows.append({"family": "tukey", "cell": r["cell"], "model": "linear",
+                         "method": "tukey", **{k: r[k] for k in ("n", "p", "eps",
+                                                                 "covariates", "errors")},
+                         "reps": int(r["reps"]), "with_interval": r["with_intervals_gated"],
+                         "coverage": r["coverage_gated"], "coverage_min": r["worst_coef_gated"],
+                         "coverage_max": r["best_coef_gated"],
+                         "width_ratio": r["width_ratio_gated"], "source": "tukey_coverage.py"})
     return pd.DataFrame(rows)
 
 
@@ -298,6 +302,8 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", default="", help="comma list of methods (default: all)")
     ap.add_argument("--no-logistic", action="store_true", help="skip the lm logistic cells")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--glm-detail", default=None,
+                    help="also append the glm family's per-coefficient rows to this CSV")
     ap.add_argument("--merge", nargs="+", default=None, help="only merge these CSVs into --out")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: 2 reps of small cells, one method per family")
@@ -307,6 +313,7 @@ def main(argv=None) -> int:
         with pd.option_context("display.width", 220, "display.max_columns", 30):
             print(table[COLUMNS].round(3).to_string(index=False))
         return 0
+    GLM_DETAIL[0] = a.glm_detail
     if a.quick:
         todo = [("lm", "n=2000", "adassp", False), ("lm", "n=2000", "default", True),
                 ("glm", "n=5000", "lm-dpgd", False), ("tukey", "n=20000", "tukey", False)]
