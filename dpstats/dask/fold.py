@@ -76,8 +76,10 @@ class FusedPass:
         return acc
 
 
-#: Most rows a chain keeps of the speculative subsample (:func:`thinned`).
-SAMPLE_ROWS = 1 << 18
+#: Most rows a chain keeps of the speculative subsample (:func:`thinned`): twice the Tukey
+#: design moments' :data:`~dpstats.estimators.inference.tukey.MOMENT_ROWS`, so that they
+#: too read it without a pass of their own.
+SAMPLE_ROWS = 1 << 21
 
 
 def empty_sample(p: int) -> dict:

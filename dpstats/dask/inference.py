@@ -20,10 +20,7 @@ made on the client by the same mechanisms; only what they read is computed on th
   also kept the rows whose uniform (from a seed drawn before it) lies below a threshold
   (:func:`dpstats.dask.fold.thinned`, at most 2^18 rows per chain); the windows then take the
   rows below ``q`` from them, with no pass, and otherwise the same rows by a pass with the
-  same seed. The group models are already on the client. The correlations' design moments
-  (:func:`dpstats.mechanisms.design_moments.clipped_sums` of the fit's columns, centred and
-  scaled by released values) are summed on every partition (:class:`MomentsPass`, one pass)
-  and released on the client with the in-memory noise and sensitivity.
+  same seed. The group models are already on the client.
 """
 
 from __future__ import annotations
@@ -32,11 +29,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..mechanisms.design_moments import clipped_sums
 from ..mechanisms.meat import clipped_meat
 from .passes import GramPass, SamplePass, reduce_frame, sample_frame
 
-__all__ = ["MomentsPass", "ResidualPass", "ResidualRows", "TukeyRows"]
+__all__ = ["ResidualPass", "ResidualRows", "TukeyRows"]
 
 
 @dataclass(frozen=True)
@@ -59,26 +55,6 @@ class ResidualPass:
         if self.bound is None:
             return {"rss": float(r @ r)}
         return {"meat": clipped_meat(Xs / self.C, r, self.bound)}
-
-
-@dataclass(frozen=True)
-class MomentsPass:
-    """One partition's exact ``(sum u, sum u u')`` of the fit's columns ``cols`` clipped as in
-    :func:`~dpstats.mechanisms.design_moments.clipped_sums` (``keep``: the fit's columns of the
-    partition's design)."""
-
-    design: object
-    keep: tuple
-    centre: np.ndarray
-    scale: np.ndarray
-    bound: float
-    cols: tuple
-
-    def __call__(self, pdf, part: int) -> dict:
-        X, _ = self.design(pdf)
-        s1, s2 = clipped_sums(np.ascontiguousarray(X[:, list(self.keep)]), self.centre,
-                              self.scale, self.bound, cols=list(self.cols))
-        return {"s1": s1, "s2": s2}
 
 
 class ResidualRows:
@@ -106,13 +82,6 @@ class TukeyRows:
     def __init__(self, ddf, design, keep, n: int, speculative: dict | None = None):
         self.ddf, self.design, self.keep, self.n = ddf, design, tuple(keep), int(n)
         self.speculative = speculative
-
-    def moments(self, centre, scale, bound: float, cols) -> tuple[np.ndarray, np.ndarray]:
-        """The exact clipped design sums over every row (one pass, :class:`MomentsPass`)."""
-        step = MomentsPass(self.design, self.keep, np.asarray(centre, dtype=np.float64),
-                           np.asarray(scale, dtype=np.float64), float(bound), tuple(cols))
-        total = reduce_frame(self.ddf, step)
-        return total["s1"], total["s2"]
 
     def sample(self, q: float, rng) -> tuple[np.ndarray, np.ndarray]:
         """The subsample: from the first pass's speculative rows when their threshold is at

@@ -84,13 +84,10 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
 def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: float,
                    rng: np.random.Generator, ledger: Ledger | None = None, *,
                    bound: float = MOMENT_BOUND, stage: str | None = None,
-                   what: str = "design moments", cols=None,
-                   sums=None) -> tuple[np.ndarray, np.ndarray]:
+                   what: str = "design moments", cols=None) -> tuple[np.ndarray, np.ndarray]:
     """Noisy ``(S1, S2)`` of the rows ``u = clip((X - centre) / scale, -bound, bound)``, eps-DP.
 
-    ``cols`` selects columns of ``X`` (``centre`` and ``scale`` are then theirs). ``sums``: the
-    exact :func:`clipped_sums` already computed over the rows (a dask frame's partitions, added
-    up); the same noise and sensitivity.
+    ``cols`` selects columns of ``X`` (``centre`` and ``scale`` are then theirs).
     Neighbours: add/remove one row; L1 sensitivity :func:`moments_sensitivity` (``centre``,
     ``scale`` and ``bound`` public or released). ``S2`` is symmetric (the upper triangle is
     released and mirrored).
@@ -107,9 +104,8 @@ def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: fl
     X = np.asarray(X, dtype=np.float64)
     k = X.shape[1] if cols is None else len(cols)
     iu = np.triu_indices(k)
-    s1, s2 = sums if sums is not None else clipped_sums(
-        X, np.asarray(centre, dtype=np.float64), np.asarray(scale, dtype=np.float64), bound,
-        cols=cols)
+    s1, s2 = clipped_sums(X, np.asarray(centre, dtype=np.float64),
+                          np.asarray(scale, dtype=np.float64), bound, cols=cols)
     value = np.r_[s1, s2[iu]]
     noisy = np.asarray(laplace(value, moments_sensitivity(k, bound), eps, rng, ledger,
                                stage=stage, what=what + f" ({k} columns clipped at "

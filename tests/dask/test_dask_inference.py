@@ -106,7 +106,7 @@ def test_tukey_intervals_from_a_subsample(client, monkeypatch):
                         lambda self, q, rng: calls.append(q) or real(self, q, rng))
     a = tukey_bse(df, range(2))
     b = tukey_bse(dd.from_pandas(df, npartitions=2), range(100, 102))
-    assert calls == [1 / 3] * 2 and np.isfinite(a).all() and np.isfinite(b).all()
+    assert calls == [1 / 3, 1.0] * 2 and np.isfinite(a).all() and np.isfinite(b).all()
     assert 0.5 < b.mean() / a.mean() < 2.0
 
 
@@ -120,7 +120,8 @@ def test_tukey_windows_sample_a_share_of_the_rows(client, monkeypatch):
         (q, real(self, q, rng)[0].shape[0])) or real(self, q, rng))
     fit = dp.dp_lm("y ~ x1 + x2", dd.from_pandas(clean(6000), npartitions=2), eps=1.0,
                    method="tukey", random_state=3)
-    assert [q for q, _ in calls] == [0.25] and 1000 < calls[0][1] < 2000
+    assert [q for q, _ in calls] == [0.25, 1.0] and 1000 < calls[0][1] < 2000
+    assert calls[1][1] == 6000           # the design moments: every row below MOMENT_ROWS
     assert "inference" in set(fit.ledger.stage)
 
 
@@ -131,5 +132,5 @@ def test_tukey_intervals_distribution_matches_pandas(client, monkeypatch):
     df = clean(3 * tukey_inference.SCALE_ROWS)
     a = tukey_bse(df, range(40))
     b = tukey_bse(dd.from_pandas(df, npartitions=2), range(100, 140))
-    assert np.isfinite(a).all() and np.isfinite(b).all()
-    assert ks_2samp(a, b).pvalue > 0.001
+    assert np.isfinite(a).mean() >= 0.9 and np.isfinite(b).mean() >= 0.9   # Q_NOISE may
+    assert ks_2samp(a[np.isfinite(a)], b[np.isfinite(b)]).pvalue > 0.001     # withhold one

@@ -97,6 +97,10 @@ SCALE_SHARE = 2.0 / 13.0
 COV_SHARE = 3.0 / 13.0
 #: Most rows (in expectation) the row-level scales are computed on.
 SCALE_ROWS = 1 << 15
+#: Above this many released rows the design moments of the correlations read a Bernoulli row
+#: subsample of about this size (their Laplace noise is then that of 2^20 rows: correlations
+#: need not be finer; time and, on a dask frame, the first pass's kept rows stay bounded).
+MOMENT_ROWS = 1 << 20
 #: Public scale (median |x - c| of a Gaussian-equivalent column) of a factor's dummy column:
 #: 0.6745 times the largest standard deviation of a 0/1 column, 0.5 (a window needs it only
 #: within a factor ~3: levels with share >= 3%).
@@ -187,16 +191,21 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
 
 def _model_correlation(X, c, scale, intercept_col, n_hat, eps, rng, ledger, names, rows=None):
     """Correlation of the group models (mechanism's coordinates) from private design moments
-    of every row (:func:`dpstats.mechanisms.design_moments.design_moments`, ``eps``; on a dask
-    frame the exact sums come from the workers, ``rows.moments``)."""
+    (:func:`dpstats.mechanisms.design_moments.design_moments`, ``eps``) of every row, or above
+    :data:`MOMENT_ROWS` released rows of a Bernoulli(``1 / parts``) row subsample (a row is in
+    it or not: the sensitivity is unchanged; on a dask frame ``rows.sample``, the law of the
+    in-memory subsample)."""
     p = X.shape[1]
     cols = [j for j in range(p) if j != intercept_col]
     cen = np.zeros(p) if c is None else np.asarray(c, dtype=np.float64)
     s = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
-    sums = None if rows is None else rows.moments(cen[cols], s[cols], MOMENT_BOUND, cols)
-    S1, S2 = design_moments(X, cen[cols], s[cols], eps, rng, ledger, stage=STAGE, cols=cols,
-                            what="design moments (correlations of the group models)",
-                            sums=sums)
+    parts = max(1, int(math.ceil(n_hat / MOMENT_ROWS)))
+    if rows is not None:              # a dask frame: the subsample's rows, usually kept by
+        Xm = rows.sample(1.0 / parts, rng)[0]       # the first pass (no pass of its own)
+    else:
+        Xm = X if parts == 1 else X[random_groups(X.shape[0], parts, rng) == 0]
+    S1, S2 = design_moments(Xm, cen[cols], s[cols], eps, rng, ledger, stage=STAGE, cols=cols,
+                            what="design moments (correlations of the group models)")
     return model_correlation(S1, S2, n_hat, intercept_col, p)
 
 
