@@ -60,7 +60,7 @@ class FusedPass:
                    "sample": None if self.sample_seed is None else empty_sample(X.shape[1])}
         if self.sample_seed is not None:
             u = seeded_uniforms(self.sample_seed, part, X.shape[0])
-            acc["sample"] = thinned(acc["sample"], {"X": X, "y": y, "u": u, "thr": 1.0})
+            acc["sample"] = thinned(acc["sample"], partition_sample(X, y, u))
         acc["n"] += int(X.shape[0])
         acc["hist"] = log_counts(X, y, acc["hist"] if acc["hist"] is not None else
                                  np.zeros((X.shape[1] + 1, grid_cells()), dtype=np.int64))
@@ -84,7 +84,12 @@ SAMPLE_ROWS = 1 << 21
 
 def empty_sample(p: int) -> dict:
     """A subsample with no rows yet, at threshold 1 (every row below it)."""
-    return {"X": np.empty((0, p)), "y": np.empty(0), "u": np.empty(0), "thr": 1.0}
+    return {"pieces": [], "thr": 1.0, "p": p}
+
+
+def partition_sample(X, y, u) -> dict:
+    """A partition's rows as a subsample at threshold 1 (no copy: :func:`thinned` filters)."""
+    return {"pieces": [(X, y, u, 1.0)], "thr": 1.0, "p": X.shape[1]}
 
 
 def thinned(a: dict, b: dict) -> dict:
@@ -94,16 +99,38 @@ def thinned(a: dict, b: dict) -> dict:
     ``q``: the Bernoulli(``q``) subsample :func:`~dpstats.mechanisms.sampling.seeded_sample`
     draws from the same seed, whatever the partitioning or the thinning. (The threshold
     depends on the row count, but only decides whether the Tukey windows need a pass of
-    their own: the rows they read are the same either way.)"""
+    their own: the rows they read are the same either way.) The rows are kept as pieces
+    ``(X, y, u, t)`` (every ``u < t``), filtered only when the threshold drops below ``t`` and
+    joined once (:func:`sample_rows`): a chain does not copy its whole subsample at each
+    partition."""
     thr = min(a["thr"], b["thr"])
-    u = np.concatenate([a["u"], b["u"]])
-    while np.count_nonzero(u < thr) > SAMPLE_ROWS:
+    pieces = a["pieces"] + b["pieces"]
+
+    def count(t: float) -> int:
+        return sum(len(u) if tp <= t else int(np.count_nonzero(u < t))
+                   for _, _, u, tp in pieces)
+
+    while count(thr) > SAMPLE_ROWS:
         thr /= 2.0
-    keep = [s["u"] < thr for s in (a, b)]
-    return {"X": np.concatenate([s["X"][k] for s, k in zip((a, b), keep, strict=True)]),
-            "y": np.concatenate([s["y"][k] for s, k in zip((a, b), keep, strict=True)]),
-            "u": np.concatenate([s["u"][k] for s, k in zip((a, b), keep, strict=True)]),
-            "thr": thr}
+    kept = []
+    for X, y, u, tp in pieces:
+        if tp > thr:
+            k = u < thr
+            X, y, u, tp = X[k], y[k], u[k], thr
+        if len(u):
+            kept.append((X, y, u, tp))
+    return {"pieces": kept, "thr": thr, "p": a["p"]}
+
+
+def sample_rows(sample: dict) -> dict:
+    """The subsample's rows joined: ``{"X", "y", "u", "thr"}``."""
+    pieces = sample["pieces"]
+    if not pieces:
+        return {"X": np.empty((0, sample["p"])), "y": np.empty(0), "u": np.empty(0),
+                "thr": sample["thr"]}
+    return {"X": np.concatenate([pc[0] for pc in pieces]),
+            "y": np.concatenate([pc[1] for pc in pieces]),
+            "u": np.concatenate([pc[2] for pc in pieces]), "thr": sample["thr"]}
 
 
 def fused_total(total: dict) -> dict:
@@ -111,7 +138,8 @@ def fused_total(total: dict) -> dict:
     :class:`FirstPass` (histograms as floats, each column's centre cells from its key
     counts) and ``"groups"``."""
     out = {"n": total["n"], "hist": total["hist"].astype(np.float64),
-           "groups": total["groups"], "sample": total["sample"]}
+           "groups": total["groups"],
+           "sample": None if total["sample"] is None else sample_rows(total["sample"])}
     if total["keys"] is not None:
         out["cells"] = [cells_from_counts(row) for row in total["keys"]]
         out["raw"] = total["raw"]

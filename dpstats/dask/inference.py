@@ -18,7 +18,7 @@ made on the client by the same mechanisms; only what they read is computed on th
   ``random_groups(n, 1/q) == 0``, one seed drawn from the fit's generator; ``q = 1``: every row,
   nothing drawn, as in memory). When the first pass took the Tukey group sums speculatively it
   also kept the rows whose uniform (from a seed drawn before it) lies below a threshold
-  (:func:`dpstats.dask.fold.thinned`, at most 2^18 rows per chain); the windows then take the
+  (:func:`dpstats.dask.fold.thinned`, at most 2^21 rows); the windows then take the
   rows below ``q`` from them, with no pass, and otherwise the same rows by a pass with the
   same seed. The group models are already on the client.
 """
