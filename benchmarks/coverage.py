@@ -242,9 +242,9 @@ def imported(results: Path = HERE / "results") -> pd.DataFrame:
     """Rows of the specialised scripts' committed results, in this schema (column ``source``):
     interval_coverage.py's ``coverage.csv`` (summary rows, newest first: of several runs of
     a cell and method the first row is kept, the older ones are the file's history),
-    glm_coverage.py's ``glm_coverage.csv`` (per coefficient) and tukey_coverage.py's merged summary
-    (``tukey_coverage.csv``, the committed gate applied: its ``*_gated`` columns). A fresh run of the same key replaces them
-    (``--merge``)."""
+    glm_coverage.py's ``glm_coverage.csv`` (per coefficient) and tukey_coverage.py's merged
+    summary (``tukey_coverage.csv``, the committed gate applied: its ``*_gated`` columns). A
+    fresh run of the same key replaces them (``--merge``)."""
     rows = []
     lm = pd.read_csv(results / "coverage.csv")    # newest rows first (column ``run``): an
     lm = lm.drop_duplicates(["design", "model", "method"], keep="first")  # older run drops

@@ -281,8 +281,9 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     only the plan's reason (no charge). ``ident = (identified, voting)`` for factor designs:
     which coordinates each group identifies (m, p) and in which the groups vote only where
     they identify (public, from the released identification counts); a group counts only
-    where it identifies, and a coordinate where every group votes gets no interval. ``rows``: on a dask frame (``X``, ``y`` without
-    rows), the row count and subsample of the windows (:class:`dpstats.dask.inference.TukeyRows`).
+    where it identifies, and a coordinate where every group votes gets no interval. ``rows``:
+    on a dask frame (``X``, ``y`` without rows), the row count and subsamples
+    (:class:`dpstats.dask.inference.TukeyRows`).
     """
     p = point.size
     nan = np.full((p, p), np.nan)
