@@ -23,6 +23,7 @@ import threading
 import numpy as np
 from numba import njit
 
+from .cell_key import cell_slot
 from .runtime import one_signature, watch_compiles
 
 __all__ = ["column_cells", "cell_count_buffer"]
@@ -65,22 +66,9 @@ def column_cells(col: np.ndarray, counts: np.ndarray, keys: tuple) -> tuple[np.n
 def _cells_kernel(bits: np.ndarray, counts: np.ndarray, min_bits: int, max_bits: int,
                   low_bits: int, half_keys: int) -> tuple[np.ndarray, np.ndarray]:
     """The bits of the stand-ins and their counts (see :func:`column_cells`)."""
-    mask = (np.int64(1) << low_bits) - 1
-    magnitude = np.int64(0x7FFFFFFFFFFFFFFF)
     distinct = 0
     for i in range(bits.shape[0]):
-        b = bits[i]
-        mag = b & magnitude
-        if mag == 0:                        # zero and -0.0
-            key = -1
-        elif mag < min_bits:
-            key = 0
-        elif mag >= max_bits:
-            key = half_keys + 2
-        else:
-            off = mag - min_bits
-            key = 2 * (off >> low_bits) + (1 if off & mask else 0) + 2
-        slot = half_keys + 2 - key if (b < 0 and mag != 0) else half_keys + 4 + key
+        slot = cell_slot(bits[i], min_bits, max_bits, low_bits, half_keys)
         if counts[slot] == 0:
             distinct += 1
         counts[slot] += 1

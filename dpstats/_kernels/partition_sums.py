@@ -26,6 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .cell_key import cell_slot
 from .runtime import watch_compiles
 
 __all__ = ["add_group_sums", "add_log_histograms", "add_cell_keys", "group_sums_width",
@@ -130,21 +131,8 @@ def add_cell_keys(counts: np.ndarray, bits: np.ndarray, min_bits: int, max_bits:
     int64) to ``counts``: the keys of the private centre's stand-ins
     (:data:`dpstats.mechanisms.centre.CELL_KEYS`, :func:`~dpstats.mechanisms.centre.
     cells_from_counts` turns them into values), computed from each value's bits."""
-    mask = (1 << low_bits) - 1
     for i in range(bits.shape[0]):
-        b = bits[i]
-        mag = b & 0x7FFFFFFFFFFFFFFF
-        neg = b < 0 and mag != 0          # -0.0 is zero, not negative
-        if mag == 0:
-            key = -1
-        elif mag < min_bits:
-            key = 0
-        elif mag >= max_bits:
-            key = half_keys + 2
-        else:
-            off = mag - min_bits
-            key = 2 * (off >> low_bits) + (1 if off & mask else 0) + 2
-        counts[half_keys + 2 - key if neg else half_keys + 4 + key] += 1
+        counts[cell_slot(bits[i], min_bits, max_bits, low_bits, half_keys)] += 1
 
 
 def group_sums_reference(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> np.ndarray:
