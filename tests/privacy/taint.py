@@ -428,6 +428,20 @@ def _resolve(qualname: str):
     raise LookupError(qualname)
 
 
+def _replace_everywhere(name: str, make, undo: list):
+    """Bind ``make(original)`` wherever ``name``'s function is bound (its owner and every
+    ``dpstats`` module attribute bound to it), recording each old binding in ``undo``; the
+    original."""
+    owner, attr, original = _resolve(name)
+    new = make(original)
+    sites = [(owner, attr)] + [(mod, key) for mod in _modules() if mod is not owner
+                               for key, value in list(vars(mod).items()) if value is original]
+    for where, key in sites:
+        undo.append((where, key, getattr(where, key)))
+        setattr(where, key, new)
+    return original
+
+
 def import_everything() -> None:
     """Import every dpstats module (so every use site is bound before the stubs go in) and
     resolve the lazy exports of ``dpstats.mechanisms`` (so its cache holds the originals)."""
@@ -497,25 +511,11 @@ def stubs_installed():
     undo, originals = [], {}
     try:
         for name in stubbed_names():
-            owner, attr, original = _resolve(name)
+            original = _replace_everywhere(name, lambda f, n=name: _make_stub(n, f), undo)
             assert not getattr(original, "__taint_stub__", False), f"{name} is stubbed twice"
             originals[name] = original
-            stub = _make_stub(name, original)
-            sites = [(owner, attr)] + [(mod, key) for mod in _modules() if mod is not owner
-                                       for key, value in list(vars(mod).items())
-                                       if value is original]
-            for where, key in sites:
-                undo.append((where, key, getattr(where, key)))
-                setattr(where, key, stub)
         for name in PLANNING:
-            owner, attr, original = _resolve(name)
-            wrapped = _planning_wrapper(original)
-            sites = [(owner, attr)] + [(mod, key) for mod in _modules() if mod is not owner
-                                       for key, value in list(vars(mod).items())
-                                       if value is original]
-            for where, key in sites:
-                undo.append((where, key, getattr(where, key)))
-                setattr(where, key, wrapped)
+            _replace_everywhere(name, _planning_wrapper, undo)
         yield originals
     finally:
         for where, key, value in reversed(undo):
