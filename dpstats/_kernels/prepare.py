@@ -68,8 +68,10 @@ UNITS = {
     "fw": Unit("Frank-Wolfe gradients", "frank_wolfe",
                ("_derivatives", "_xt_dot", "_vertex_scores", "_sum_loss"), 0.6),
     # plain numpy below a public size (m p^2, dpstats._kernels.tukey_ols): prepared there
-    "tukey": Unit("Tukey group OLS", "tukey", ("_group_ols_kernel", "_cells_kernel"), 13.0,
+    "tukey": Unit("Tukey group OLS", "tukey", ("_group_ols_kernel", "_cells_kernel",
+                                               "_clip_kernel"), 13.0,
                   on_demand=True),     # and the private centre's cell counts (centre_cells)
+    #                                    and the intervals' design moments (moments)
     "tukey_glm": Unit("Tukey group logistic", "logistic", ("group_logistic",), 5.0),
 }
 
@@ -227,6 +229,9 @@ def _warm_tukey() -> None:
     lo, hi = (int(np.float64(v).view(np.int64)) for v in (2.0**-64, 2.0**64))
     keys = (lo, hi, 42, ((hi - lo) >> 42) * 2)      # mechanisms.centre.CELL_KEYS
     column_cells(X[:, 1], cell_count_buffer(keys[3]), keys)
+    from .moments import clip_block
+    clip_block(X, 0, 8, np.arange(1, 4, dtype=np.intp), np.zeros(3), np.ones(3), 3.0,
+               np.empty((8, 3), order="F"))
 
 
 def _warm_tukey_glm() -> None:

@@ -11,6 +11,7 @@ from numba import njit, prange
 
 from .centre_cells import _cells_kernel  # noqa: F401  (compiled with the "tukey" unit)
 from .jacobi_svd import householder_qr, jacobi_svd
+from .moments import _clip_kernel  # noqa: F401  (compiled with the "tukey" unit)
 from .runtime import watch_compiles
 
 __all__ = ["group_ols", "group_ols_reference", "group_order"]

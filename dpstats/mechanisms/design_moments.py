@@ -49,10 +49,14 @@ def moments_sensitivity(k: int, bound: float = MOMENT_BOUND) -> float:
 
 
 def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: float,
-                 chunk: int = _CHUNK, cols=None) -> tuple[np.ndarray, np.ndarray]:
+                 chunk: int = _CHUNK, cols=None, kernel: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``(sum u, sum u u')`` of ``u = clip((X - centre) / scale, -bound, bound)``, in
     blocks of rows (cache-sized; no noise: the caller releases them); ``cols``: the columns of
-    ``X`` used (default all; selected per block, so ``X`` is never copied whole).
+    ``X`` used (default all; selected per block, so ``X`` is never copied whole). ``kernel``:
+    each block's ``u`` by the numba kernel
+    (:func:`dpstats._kernels.moments.clip_block`, into a reused buffer: the same bits; the
+    caller decides from public sizes and has compiled it).
 
     >>> S1, S2 = clipped_sums(np.array([[5.0], [-1.0]]), np.zeros(1), np.ones(1), 2.0, chunk=1)
     >>> S1.tolist(), S2.tolist()
@@ -61,11 +65,23 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
     cols = np.arange(X.shape[1]) if cols is None else np.asarray(cols, dtype=np.intp)
     k = cols.size
     inv = 1.0 / scale
+    if kernel:
+        import threading
+
+        from .._kernels.moments import clip_block
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        local = threading.local()
 
     def block(start: int) -> tuple[np.ndarray, np.ndarray]:
-        U = X[start:start + chunk, cols] - centre
-        U *= inv
-        np.clip(U, -bound, bound, out=U)
+        if kernel:
+            if not hasattr(local, "buf"):        # one buffer per thread
+                local.buf = np.empty((chunk, k), order="F")   # as X[rows, cols] is
+            stop = min(start + chunk, X.shape[0])
+            U = clip_block(X, start, stop, cols, centre, inv, bound, local.buf)
+        else:
+            U = X[start:start + chunk, cols] - centre
+            U *= inv
+            np.clip(U, -bound, bound, out=U)
         return U.sum(axis=0), U.T @ U
 
     starts = range(0, X.shape[0], chunk)
@@ -84,10 +100,12 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
 def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: float,
                    rng: np.random.Generator, ledger: Ledger | None = None, *,
                    bound: float = MOMENT_BOUND, stage: str | None = None,
-                   what: str = "design moments", cols=None) -> tuple[np.ndarray, np.ndarray]:
+                   what: str = "design moments", cols=None, kernel: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Noisy ``(S1, S2)`` of the rows ``u = clip((X - centre) / scale, -bound, bound)``, eps-DP.
 
-    ``cols`` selects columns of ``X`` (``centre`` and ``scale`` are then theirs).
+    ``cols`` selects columns of ``X`` (``centre`` and ``scale`` are then theirs); ``kernel``:
+    the rows by the numba kernel (:func:`clipped_sums`; the same sums to the bit).
     Neighbours: add/remove one row; L1 sensitivity :func:`moments_sensitivity` (``centre``,
     ``scale`` and ``bound`` public or released). ``S2`` is symmetric (the upper triangle is
     released and mirrored).
@@ -105,7 +123,8 @@ def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: fl
     k = X.shape[1] if cols is None else len(cols)
     iu = np.triu_indices(k)
     s1, s2 = clipped_sums(X, np.asarray(centre, dtype=np.float64),
-                          np.asarray(scale, dtype=np.float64), bound, cols=cols)
+                          np.asarray(scale, dtype=np.float64), bound, cols=cols,
+                          kernel=kernel)
     value = np.r_[s1, s2[iu]]
     noisy = np.asarray(laplace(value, moments_sensitivity(k, bound), eps, rng, ledger,
                                stage=stage, what=what + f" ({k} columns clipped at "

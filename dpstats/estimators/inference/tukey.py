@@ -73,6 +73,8 @@ from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 from scipy.stats import poisson
 
+from ..._kernels.prepare import prepare
+from ..._kernels.tukey_ols import uses_kernel
 from ...mechanisms import private_centre_value
 from ...mechanisms.additive import private_count
 from ...mechanisms.design_moments import MOMENT_BOUND, design_moments
@@ -84,7 +86,7 @@ from . import gate
 from .tukey_cov import intercept_map, median_correlation, model_correlation, reported_covariance
 
 __all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share",
-           "median_shift", "bias_aware_quantile", "SCALE_SHARE", "SCALE_ROWS",
+           "median_shift", "bias_aware_quantile", "SCALE_SHARE", "SCALE_ROWS", "SCALE_NEPS",
            "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "Q_NOISE", "COV_SHARE",
            "TUKEY_INFERENCE_SHARE"]
 
@@ -95,8 +97,15 @@ TUKEY_INFERENCE_SHARE = 0.065
 SCALE_SHARE = 2.0 / 13.0
 #: Share of the inference eps spent on the design moments (the models' correlations).
 COV_SHARE = 3.0 / 13.0
-#: Most rows (in expectation) the row-level scales are computed on.
+#: Most rows (in expectation) the row-level scales are computed on, unless each private median
+#: needs more (:data:`SCALE_NEPS`).
 SCALE_ROWS = 1 << 15
+#: Least ``rows x eps`` of each private scale median: below ~30 the 1-D Tukey-depth mechanism on
+#: its 2^18-point grid lands outside 1.5x the median in 1-80% of releases and the windows miss
+#: (at 1e6 x 20, eps 1: 13 of 2^15 rows x eps, 8 of 21 coefficients without an interval);
+#: a data-independent simulation (benchmarks/tukey_scale_neps.py) puts it within 1.5x in >= 99%
+#: of releases from here on, for Gaussian, off-centre, t(3) and skewed columns.
+SCALE_NEPS = 40.0
 #: Above this many released rows the design moments of the correlations read a Bernoulli row
 #: subsample of about this size (their Laplace noise is then that of 2^20 rows: correlations
 #: need not be finer; time and, on a dask frame, the first pass's kept rows stay bounded).
@@ -160,10 +169,23 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
     return InferencePlan(share * eps_stage, share)
 
 
-def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=None):
+def scale_rows(each: float) -> float:
+    """Rows (in expectation) the row-level scales read when each private median has ``each``
+    eps: :data:`SCALE_ROWS`, or ``SCALE_NEPS / each`` where that is more (public).
+
+    >>> scale_rows(0.01), round(scale_rows(4e-4))
+    (32768, 100000)
+    """
+    return max(SCALE_ROWS, SCALE_NEPS / each)
+
+
+def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=None,
+            kernel=False):
     """Private ``(column scales, residual scale, n_hat)`` on a random subset of rows
     (``rows``: a dask frame's row count and subsample, :class:`dpstats.dask.inference.
-    TukeyRows`; the same law: each row kept independently with probability ``1 / parts``)."""
+    TukeyRows`; the same law: each row kept independently with probability ``1 / parts``).
+    ``kernel``: the medians' inputs counted in grid cells by the numba kernel (the same
+    releases; public sizes decide)."""
     n, p = (X.shape[0] if rows is None else rows.n), X.shape[1]
     dummy = [j for j in range(p) if names is not None and "[" in str(names[j])]
     cols = [j for j in range(p) if j != intercept_col and j not in dummy]
@@ -171,25 +193,49 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
     each = eps / k
     if n_hat is None:
         n_hat = max(private_count(n, each, rng, ledger, stage=STAGE), 1.0)
-    parts = max(1, int(math.ceil(n_hat / SCALE_ROWS)))
+    parts = max(1, int(math.ceil(n_hat / scale_rows(each))))
     if rows is not None:
         Xs, ys = rows.sample(1.0 / parts, rng)
-    else:
-        rows = slice(None) if parts == 1 else (random_groups(n, parts, rng) == 0)
-        Xs, ys = X[rows], y[rows]
+    elif parts == 1:
+        Xs, ys = X, y
+    else:                   # the rows labelled 0, gathered (no mask over every row)
+        keep = np.flatnonzero(random_groups(n, parts, rng) == 0)
+        Xs, ys = X.take(keep, axis=0), y.take(keep)
     cen = np.zeros(p) if c is None else c
     scale = np.ones(p)
     scale[dummy] = DUMMY_SCALE           # public: a factor's 0/1 column (names are public)
-    for j in cols:
-        name = names[j] if names is not None else f"column {j}"
-        scale[j] = private_centre_value(np.abs(Xs[:, j] - cen[j]), each, rng, ledger,
-                                        stage=STAGE, what=f"scale of {name} (median |x - c|)")
-    resid = private_centre_value(np.abs(ys - Xs @ point), each, rng, ledger, stage=STAGE,
-                                 what="residual scale (median |y - x theta|)")
+    A = np.abs(Xs[:, cols] - cen[cols])
+    A = np.column_stack([A, np.abs(ys - Xs @ point)])
+    cells = None
+    if kernel:                          # one numba pass per column, no sort
+        from ..tukey.centre import kernel_cells
+        cells = kernel_cells(A, range(A.shape[1]))
+    for i, j in enumerate(cols + [None]):
+        name = "residual" if j is None else (names[j] if names is not None else f"column {j}")
+        what = ("residual scale (median |y - x theta|)" if j is None
+                else f"scale of {name} (median |x - c|)")
+        values, counts = (A[:, i], None) if cells is None else cells[i]
+        value = private_centre_value(values, each, rng, ledger, stage=STAGE, what=what,
+                                     counts=counts)
+        if j is None:
+            resid = value
+        else:
+            scale[j] = value
     return scale, float(resid), float(n_hat)
 
 
-def _model_correlation(X, c, scale, intercept_col, n_hat, eps, rng, ledger, names, rows=None):
+def _use_kernel(m: int, p: int) -> bool:
+    """Whether the rows' passes take the numba kernels: from the public ``m`` and ``p``, as the
+    group OLS does (:func:`dpstats._kernels.tukey_ols.uses_kernel`; compiled there, else here
+    with the notice)."""
+    if not uses_kernel(m, p):
+        return False
+    prepare(("tukey",))
+    return True
+
+
+def _model_correlation(X, c, scale, intercept_col, n_hat, eps, rng, ledger, names, rows=None,
+                       kernel=False):
     """Correlation of the group models (mechanism's coordinates) from private design moments
     (:func:`dpstats.mechanisms.design_moments.design_moments`, ``eps``) of every row, or above
     :data:`MOMENT_ROWS` released rows of a Bernoulli(``1 / parts``) row subsample (a row is in
@@ -203,9 +249,11 @@ def _model_correlation(X, c, scale, intercept_col, n_hat, eps, rng, ledger, name
     if rows is not None:              # a dask frame: the subsample's rows, usually kept by
         Xm = rows.sample(1.0 / parts, rng)[0]       # the first pass (no pass of its own)
     else:
-        Xm = X if parts == 1 else X[random_groups(X.shape[0], parts, rng) == 0]
+        Xm = X if parts == 1 else X.take(np.flatnonzero(random_groups(X.shape[0], parts,
+                                                                     rng) == 0), axis=0)
     S1, S2 = design_moments(Xm, cen[cols], s[cols], eps, rng, ledger, stage=STAGE, cols=cols,
-                            what="design moments (correlations of the group models)")
+                            what="design moments (correlations of the group models)",
+                            kernel=kernel)
     return model_correlation(S1, S2, n_hat, intercept_col, p)
 
 
@@ -304,8 +352,9 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     if c is not None:               # the released point in the mechanism's coordinates
         theta[intercept_col] += float(np.delete(c, intercept_col) @
                                       np.delete(theta, intercept_col))
+    kernel = _use_kernel(m, p)
     scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
-                                  SCALE_SHARE * plan.eps, rng, ledger, names, rows)
+                                  SCALE_SHARE * plan.eps, rng, ledger, names, rows, kernel)
     w = windows(scale, resid, None, intercept_col, n_hat, m)
     finite = np.isfinite(w) & (w > 0)
     D = B - theta
@@ -323,7 +372,7 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
     rho = _model_correlation(X, c, scale, intercept_col, n_hat, COV_SHARE * plan.eps, rng,
-                             ledger, names, rows)
+                             ledger, names, rows, kernel)
     f = tukey_noise_factor(int(m), int(p), float(multiplier), bool(monotone))
     short = deficient_share(n_hat, m, p)
     base = math.sqrt(f / m)
