@@ -114,6 +114,7 @@ def test_tukey_windows_sample_a_share_of_the_rows(client, monkeypatch):
     """Fast variant: above the row cap (here lowered) the windows' rows are a Bernoulli
     subsample of the frame at ``q = 1 / parts``, drawn on the workers."""
     monkeypatch.setattr(tukey_inference, "SCALE_ROWS", 1500)
+    monkeypatch.setattr(tukey_inference, "SCALE_NEPS", 0.0)    # the cap alone sets the rate
     calls = []
     real = dask_inference.TukeyRows.sample
     monkeypatch.setattr(dask_inference.TukeyRows, "sample", lambda self, q, rng: calls.append(
