@@ -17,7 +17,7 @@ at ``c`` in place of the intercept, then the slopes):
 
 1. **Windows** (:data:`SCALE_SHARE` of it): private medians of ``|x_j - c_j|`` per column and of
    the residuals ``|y - x theta|`` of the released point, on a data-independent random subset
-   of at most :data:`SCALE_ROWS` rows (the 1-D Tukey-depth exponential mechanism of
+   of :func:`scale_rows` rows (2^15, more at small eps) (the 1-D Tukey-depth mechanism of
    :func:`dpstats.mechanisms.private_centre_value`, sensitivity 1, bounds-free; plus a private
    row count when none was released). From them a public guess ``w_j`` of each coordinate's
    median absolute deviation: ``0.6745 s_r / (s_j sqrt(n/m - p - 1))`` for a slope and, for the
@@ -100,11 +100,10 @@ COV_SHARE = 3.0 / 13.0
 #: Most rows (in expectation) the row-level scales are computed on, unless each private median
 #: needs more (:data:`SCALE_NEPS`).
 SCALE_ROWS = 1 << 15
-#: Least ``rows x eps`` of each private scale median: below ~30 the 1-D Tukey-depth mechanism on
-#: its 2^18-point grid lands outside 1.5x the median in 1-80% of releases and the windows miss
-#: (at 1e6 x 20, eps 1: 13 of 2^15 rows x eps, 8 of 21 coefficients without an interval);
-#: a data-independent simulation (benchmarks/tukey_scale_neps.py) puts it within 1.5x in >= 99%
-#: of releases from here on, for Gaussian, off-centre, t(3) and skewed columns.
+#: Least ``rows x eps`` of each private scale median: with less, the mechanism's release falls
+#: outside 1.5x the median in 2-80% of draws (at 1e6 x 20, eps 1, 2^15 rows give 15: 8 of 21
+#: coefficients without an interval); from 40 on in <= 0.5% (benchmarks/tukey_scale_neps.py:
+#: a data-independent simulation of Gaussian, off-centre, t(3) and skewed columns).
 SCALE_NEPS = 40.0
 #: Above this many released rows the design moments of the correlations read a Bernoulli row
 #: subsample of about this size (their Laplace noise is then that of 2^20 rows: correlations
@@ -204,24 +203,23 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
     cen = np.zeros(p) if c is None else c
     scale = np.ones(p)
     scale[dummy] = DUMMY_SCALE           # public: a factor's 0/1 column (names are public)
-    A = np.abs(Xs[:, cols] - cen[cols])
-    A = np.column_stack([A, np.abs(ys - Xs @ point)])
+    A = np.empty((Xs.shape[0], p + 1))              # |x - c| of every column, |residual| last
+    np.abs(np.subtract(Xs, cen, out=A[:, :p]), out=A[:, :p])
+    A[:, p] = np.abs(ys - Xs @ point)
     cells = None
     if kernel:                          # one numba pass per column, no sort
         from ..tukey.centre import kernel_cells
-        cells = kernel_cells(A, range(A.shape[1]))
-    for i, j in enumerate(cols + [None]):
-        name = "residual" if j is None else (names[j] if names is not None else f"column {j}")
-        what = ("residual scale (median |y - x theta|)" if j is None
+        cells = kernel_cells(A, cols + [p])
+    for j in cols + [p]:
+        name = names[j] if names is not None and j < p else f"column {j}"
+        what = ("residual scale (median |y - x theta|)" if j == p
                 else f"scale of {name} (median |x - c|)")
-        values, counts = (A[:, i], None) if cells is None else cells[i]
-        value = private_centre_value(values, each, rng, ledger, stage=STAGE, what=what,
-                                     counts=counts)
-        if j is None:
-            resid = value
-        else:
-            scale[j] = value
-    return scale, float(resid), float(n_hat)
+        values, counts = (A[:, j], None) if cells is None else cells[j]
+        scale_j = private_centre_value(values, each, rng, ledger, stage=STAGE, what=what,
+                                       counts=counts)
+        if j < p:
+            scale[j] = scale_j
+    return scale, float(scale_j), float(n_hat)
 
 
 def _use_kernel(m: int, p: int) -> bool:
