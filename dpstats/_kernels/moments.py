@@ -27,9 +27,10 @@ from .runtime import one_signature, watch_compiles
 __all__ = ["clip_block"]
 
 #: The one compiled signature: a C-ordered design, the block's first row and end, the columns,
-#: centres, inverse scales, the bound and the output buffer.
+#: centres, inverse scales, the bound and the output buffer transposed (a Fortran-ordered
+#: buffer's transpose is C-ordered, also when it has one column and numba would call it "C").
 _SIGNATURE = ("void(float64[:, ::1], int64, int64, intp[::1], float64[::1], float64[::1], "
-              "float64, float64[::1, :])")
+              "float64, float64[:, ::1])")
 _COMPILE_LOCK = threading.Lock()
 #: Rows per tile of :func:`_clip_kernel` (a tile of a 21-column design is 10 KB).
 _TILE = 64
@@ -53,12 +54,12 @@ def clip_block(X: np.ndarray, start: int, stop: int, cols: np.ndarray, centre: n
     _clip_kernel(np.ascontiguousarray(X, dtype=np.float64), int(start), int(stop),
                  np.ascontiguousarray(cols, dtype=np.intp),
                  np.ascontiguousarray(centre, dtype=np.float64),
-                 np.ascontiguousarray(inv, dtype=np.float64), float(bound), out)
+                 np.ascontiguousarray(inv, dtype=np.float64), float(bound), out.T)
     return out[:stop - start]
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _clip_kernel(X, start, stop, cols, centre, inv, bound, out):
+def _clip_kernel(X, start, stop, cols, centre, inv, bound, out_t):
     k = cols.shape[0]
     rows = stop - start
     for t0 in range(0, rows, _TILE):        # a tile of rows stays in cache while each of its
@@ -71,7 +72,7 @@ def _clip_kernel(X, start, stop, cols, centre, inv, bound, out):
                     v = -bound
                 elif v > bound:
                     v = bound
-                out[r, a] = v
+                out_t[a, r] = v
 
 
 watch_compiles()

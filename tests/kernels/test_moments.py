@@ -20,9 +20,10 @@ def _designs():
     Z = rng.lognormal(size=(3001, 3))
     yield Z, np.arange(3), 1000
     yield X[:0], np.arange(1, 6), 64          # no rows
+    yield X, np.array([2]), 100               # one column: a buffer numba sees as C-ordered
 
 
-@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("case", range(5))
 def test_kernel_sums_equal_numpy_to_the_bit(case):
     X, cols, chunk = list(_designs())[case]
     centre = np.linspace(-0.3, 0.4, cols.size)
