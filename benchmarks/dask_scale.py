@@ -19,9 +19,15 @@ the data). ``ddf.sum().compute()`` is reported beside it (``sum_seconds``, once,
 ``--no-sum`` skips it).
 
     nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2] [--fits ...]
+        [--baseline DIR [--rounds 2]]
 
 Writes benchmarks/results/dask_scale.csv (rows of other sizes, workers or fits already there
-are kept).
+are kept). ``--baseline DIR`` (a tree holding ``dpstats`` and this script, e.g. a commit
+exported with ``git archive <commit> | tar -x -C /tmp/base``): the same options run in fresh
+interpreters, the baseline's script on its code and this one on this checkout's, alternating
+which goes first over ``--rounds`` rounds on the same data (A/B in one run, under the same
+load); each prints its own table (the baseline writes its own tree's csv, this one this
+checkout's, the last round's rows kept).
 """
 
 from __future__ import annotations
@@ -196,6 +202,27 @@ def pandas_case(rows: int, test: pd.DataFrame) -> list[dict]:
     return out
 
 
+def ab_rounds(args) -> None:
+    """``--baseline``: each round runs the baseline tree's script and this one (fresh
+    interpreters, each importing its own ``dpstats``), the order alternating by round."""
+    import subprocess
+    rest, skip = [], False
+    for a in sys.argv[1:]:                     # the options without --baseline and --rounds
+        if skip or a.split("=")[0] in ("--baseline", "--rounds"):
+            skip = not skip and "=" not in a
+            continue
+        rest.append(a)
+    here = Path(__file__).resolve().parent.parent
+    trees = [("baseline", Path(args.baseline).resolve()), ("this", here)]
+    for r in range(args.rounds):
+        for name, root in trees if r % 2 == 0 else trees[::-1]:
+            print(f"--- round {r + 1}: {name} ({root}), load {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            subprocess.run([sys.executable, str(root / "benchmarks" / "dask_scale.py"), *rest],
+                           env=env, check=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default="1e6,1e7")
@@ -204,7 +231,11 @@ def main() -> None:
                                                 if name != "default_unpinned"))
     ap.add_argument("--no-sum", action="store_true")
     ap.add_argument("--no-pandas", action="store_true")
+    ap.add_argument("--baseline", default=None)
+    ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
+    if args.baseline:
+        return ab_rounds(args)
     global SUM
     SUM = not args.no_sum
     CASES[:] = [case for case in CASES if case[0] in args.fits.split(",")]

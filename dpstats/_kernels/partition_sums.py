@@ -9,11 +9,14 @@ of a dask frame fold into one array per worker chain (:mod:`dpstats.dask.passes`
   ``np.triu_indices(p)``), ``X'y``, the column sums, the row count, ``sum y`` and ``sum y^2``
   (``K = p (p + 1) / 2 + 2 p + 3``), by one small matrix product per group (equal to the
   row-by-row sums up to rounding).
-* :func:`add_cell_keys`: the private centre's cell-key counts of a column (the stand-ins of
-  :func:`dpstats.mechanisms.centre.centre_cells`, from each value's bits).
+* :func:`add_cell_keys`: the private centre's cell-key counts of every column of a design
+  (the stand-ins of :func:`dpstats.mechanisms.centre.centre_cells`, from each value's bits),
+  read in place (no column copied).
 * :func:`add_log_histograms`: counts of every column over the fixed log-scale grid of
-  :func:`dpstats.mechanisms.gdp.log_grid_index` (the same cell for every value: the index is
-  computed by the same formula, ``floor(c log2 |v|)`` clipped, mirrored for negatives).
+  :func:`dpstats.mechanisms.gdp.log_grid_index` (the same cell for every value: the formula
+  ``floor(c log2 |v|)`` clipped, mirrored for negatives, tabulated per exponent by
+  :func:`log_table` so that a value's cell is read off its exponent and mantissa: a logarithm
+  per value was a third of the first pass).
 
 The numpy references are :func:`group_sums_reference` and the mechanisms' own functions; the
 tests compare them.
@@ -21,6 +24,7 @@ tests compare them.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -29,7 +33,7 @@ from numba import njit
 from .cell_key import cell_slot
 from .runtime import watch_compiles
 
-__all__ = ["add_group_sums", "add_log_histograms", "add_cell_keys", "group_sums_width",
+__all__ = ["add_group_sums", "add_log_histograms", "add_cell_keys", "log_table", "group_sums_width",
            "group_sums_reference", "CHUNK_ROWS"]
 
 
@@ -103,36 +107,103 @@ def _add_products(row: np.ndarray, G: np.ndarray, p: int) -> None:
 
 
 @njit(cache=True, nogil=True)
-def add_log_histograms(counts: np.ndarray, cols: np.ndarray, per_octave: int,
-                       octaves: int) -> None:
-    """Add the log-grid cell counts of every column of ``cols`` (n, k) to ``counts`` (k,
-    cells): the cells of :func:`dpstats.mechanisms.gdp.log_grid_index` with ``octaves``
-    octaves on each side of 1."""
-    n, k = cols.shape
+def _octave_cell(a: float, per_octave: int, lo: int, hi: int) -> int:
+    """The cell of ``a > 0`` on one side of the grid: ``floor(c log2 a)`` clipped to
+    ``[lo, hi]`` (the formula of :func:`dpstats.mechanisms.gdp.log_grid_index`; inf: ``hi``)."""
+    e = np.floor(per_octave * math.log2(a))                  # a float: inf stays
+    return hi if e >= hi else (lo if e <= lo else int(e))
+
+
+@njit(cache=True, nogil=True)
+def _log_table(per_octave: int, octaves: int):
+    """For every biased exponent ``E`` of a normal float64 (1..2046): ``base[E]``, the cell
+    of ``2^(E - 1023)`` by :func:`_octave_cell`, and ``steps[E, r]``, the smallest 52-bit
+    mantissa whose value's cell is at least ``base[E] + r + 1`` (``2^52`` when none), found by
+    bisection with :func:`_octave_cell` itself: the cell of a positive normal value is then
+    ``base[E]`` plus the number of steps its mantissa reaches, the same integer as the formula
+    (which is non-decreasing in the value)."""
+    lo, hi = -octaves * per_octave, octaves * per_octave - 1
+    top = np.int64(1) << 52
+    base = np.zeros(2048, dtype=np.int64)
+    steps = np.full((2048, per_octave), top, dtype=np.int64)
+    bits = np.zeros(1, dtype=np.int64)
+    val = bits.view(np.float64)
+    for E in range(1, 2047):
+        head = np.int64(E) << 52
+        bits[0] = head
+        c0 = _octave_cell(val[0], per_octave, lo, hi)
+        base[E] = c0
+        for r in range(per_octave):
+            bits[0] = head | (top - 1)
+            if _octave_cell(val[0], per_octave, lo, hi) < c0 + r + 1:
+                break                                   # the octave never reaches it
+            a, b = np.int64(0), top - 1                 # cell(a) < target <= cell(b)
+            while b - a > 1:
+                mid = (a + b) >> 1
+                bits[0] = head | mid
+                if _octave_cell(val[0], per_octave, lo, hi) >= c0 + r + 1:
+                    b = mid
+                else:
+                    a = mid
+            steps[E, r] = b
+    return base, steps
+
+
+@functools.cache
+def log_table(per_octave: int, octaves: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_log_table`, computed once per process (about 8,000 bisections: milliseconds)."""
+    return _log_table(per_octave, octaves)
+
+
+@njit(cache=True, nogil=True)
+def add_log_histograms(counts: np.ndarray, bits: np.ndarray, base: np.ndarray,
+                       steps: np.ndarray, per_octave: int, octaves: int) -> None:
+    """Add the log-grid cell counts of every column of ``bits`` (n, k: float64 values viewed as
+    int64) to ``counts`` (k, cells): the cells of :func:`dpstats.mechanisms.gdp.log_grid_index`
+    with ``octaves`` octaves on each side of 1, a normal value's from its exponent and mantissa
+    by the table ``(base, steps)`` of :func:`log_table` (no logarithm), zeros, subnormals,
+    infinities and NaN by the formula."""
+    n, k = bits.shape
     zero = 2 * octaves * per_octave
     lo = -octaves * per_octave
     hi = octaves * per_octave - 1
+    mask = np.int64(0x7FFFFFFFFFFFFFFF)
+    mant = (np.int64(1) << 52) - 1
+    val = np.zeros(1, dtype=np.int64)
+    fval = val.view(np.float64)
     for i in range(n):
         for j in range(k):
-            v = cols[i, j]
-            if v > 0.0 or v < 0.0:
-                e = np.floor(per_octave * math.log2(abs(v)))        # a float: inf stays
-                c = hi if e >= hi else (lo if e <= lo else int(e))
-                c -= lo
-                counts[j, zero + 1 + c if v > 0.0 else zero - 1 - c] += 1
-            else:                  # zero (and NaN, as log_grid_index puts it)
-                counts[j, zero] += 1
+            b = bits[i, j]
+            mag = b & mask
+            E = mag >> 52
+            if E == 0 or E == 2047:                   # zero, subnormal, inf, NaN
+                val[0] = mag
+                a = fval[0]
+                if not a > 0.0:                       # zero (and NaN, as log_grid_index)
+                    counts[j, zero] += 1
+                    continue
+                c = _octave_cell(a, per_octave, lo, hi)
+            else:
+                m = mag & mant
+                c = base[E]
+                for r in range(per_octave):
+                    c += 1 if m >= steps[E, r] else 0
+            c -= lo
+            counts[j, zero - 1 - c if b < 0 else zero + 1 + c] += 1
 
 
 @njit(cache=True, nogil=True)
 def add_cell_keys(counts: np.ndarray, bits: np.ndarray, min_bits: int, max_bits: int,
                   low_bits: int, half_keys: int) -> None:
-    """Add the signed cell key counts of one column (``bits``: its float64 values viewed as
-    int64) to ``counts``: the keys of the private centre's stand-ins
-    (:data:`dpstats.mechanisms.centre.CELL_KEYS`, :func:`~dpstats.mechanisms.centre.
-    cells_from_counts` turns them into values), computed from each value's bits."""
-    for i in range(bits.shape[0]):
-        counts[cell_slot(bits[i], min_bits, max_bits, low_bits, half_keys)] += 1
+    """Add the signed cell key counts of every column of ``bits`` (n, p: a design's float64
+    values viewed as int64, read in place) to ``counts`` (p, keys): the keys of the private
+    centre's stand-ins (:data:`dpstats.mechanisms.centre.CELL_KEYS`, :func:`~dpstats.
+    mechanisms.centre.cells_from_counts` turns them into values), computed from each value's
+    bits."""
+    n, p = bits.shape
+    for i in range(n):
+        for j in range(p):
+            counts[j, cell_slot(bits[i, j], min_bits, max_bits, low_bits, half_keys)] += 1
 
 
 def group_sums_reference(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int) -> np.ndarray:

@@ -8,6 +8,8 @@ workers and builds ``(X, y)`` of one partition with :func:`dpstats.formula.desig
 (the rows dropped for missing or non-finite values are exactly those of the in-memory path,
 :mod:`dpstats.formula.nonfinite`, as every rule there acts on each row alone), after the
 released level codings; its columns must be the schema's, so no partition can add a column.
+With ``numeric`` (:func:`dpstats.dask.numeric.numeric_plan`, a purely numeric formula) the
+same design is built by one numba pass instead.
 """
 
 from __future__ import annotations
@@ -63,12 +65,16 @@ class PartitionDesign:
     columns: tuple[str, ...]
     text: tuple[str, ...] = ()
     codings: tuple = ()
+    numeric: object = None      # a NumericPlan: built by the numba pass (dpstats.dask.numeric)
 
     def frame(self, pdf: pd.DataFrame) -> pd.DataFrame:
         """The partition as the in-memory path sees the data (before the codings)."""
         return as_text(pdf, self.text)
 
     def __call__(self, pdf: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        if self.numeric is not None:
+            from .numeric import numeric_design
+            return numeric_design(pdf, self.numeric)
         data = apply_coding(self.frame(pdf), self.codings)
         if self.kind == "glm":
             data, _ = binary_response(self.formula, data)

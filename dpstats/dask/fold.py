@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._kernels.design_rows import rows_below
 from .._kernels.partition_sums import group_sums_width
 from ..mechanisms.centre import cells_from_counts
 from ..mechanisms.gdp import grid_cells
@@ -114,9 +115,8 @@ def thinned(a: dict, b: dict) -> dict:
         thr /= 2.0
     kept = []
     for X, y, u, tp in pieces:
-        if tp > thr:
-            k = u < thr
-            X, y, u, tp = X[k], y[k], u[k], thr
+        if tp > thr:        # one pass: dpstats._kernels.design_rows.rows_below
+            X, y, u, tp = *rows_below(np.ascontiguousarray(X), y, u, thr), thr
         if len(u):
             kept.append((X, y, u, tp))
     return {"pieces": kept, "thr": thr, "p": a["p"]}

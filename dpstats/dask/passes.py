@@ -78,36 +78,39 @@ def log_counts(cols: np.ndarray, y: np.ndarray | None = None,
     >>> bool((log_counts(cols[:, :1], cols[:, 1]) == log_histograms(cols)).all())
     True
     """
-    from .._kernels.partition_sums import add_log_histograms
+    from .._kernels.partition_sums import add_log_histograms, log_table
     cells = grid_cells()
     k = cols.shape[1] + (y is not None)
     counts = np.zeros((k, cells), dtype=np.int64) if out is None else out
     octaves = (cells - 1) // (4 * CELLS_PER_OCTAVE)           # the grid's octaves on each side
-    add_log_histograms(counts, np.ascontiguousarray(cols, dtype=np.float64), CELLS_PER_OCTAVE,
-                       octaves)
+    table = log_table(CELLS_PER_OCTAVE, octaves)
+    add_log_histograms(counts, _bits(cols), *table, CELLS_PER_OCTAVE, octaves)
     if y is not None:
-        add_log_histograms(counts[-1:], np.ascontiguousarray(y, dtype=np.float64)[:, None],
-                           CELLS_PER_OCTAVE, octaves)
+        add_log_histograms(counts[-1:], _bits(y)[:, None], *table, CELLS_PER_OCTAVE, octaves)
     return counts.astype(np.float64) if out is None else out
+
+
+def _bits(values: np.ndarray) -> np.ndarray:
+    """A C-ordered float64 array's values viewed as int64 (no copy when it is one already)."""
+    return np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
 
 
 def cell_counts(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """The private centre's cell-key counts of every column of ``X`` (p, 2 keys + 7; int64),
     added into ``out`` when given: :func:`column_cells` before the keys become values
     (:func:`~dpstats.mechanisms.centre.cells_from_counts`), so that partitions add up as
-    arrays."""
+    arrays. ``X`` is read in place, row by row (:func:`dpstats._kernels.partition_sums.
+    add_cell_keys`; no column is copied)."""
     from .._kernels.partition_sums import add_cell_keys
     lo, hi, low, half = CELL_KEYS
     counts = np.zeros((X.shape[1], 2 * half + 7), dtype=np.int64) if out is None else out
-    for j in range(X.shape[1]):
-        add_cell_keys(counts[j], np.ascontiguousarray(X[:, j], dtype=np.float64).view(np.int64),
-                      lo, hi, low, half)
+    add_cell_keys(counts, _bits(X), lo, hi, low, half)
     return counts
 
 
 def column_cells(X: np.ndarray) -> list:
     """:func:`~dpstats.mechanisms.centre.centre_cells` of every column of ``X`` by the
-    one-pass kernel (:func:`dpstats._kernels.partition_sums.add_cell_keys`: the same cells).
+    one-pass kernel (:func:`cell_counts`: the same cells).
 
     >>> from dpstats.mechanisms.centre import centre_cells
     >>> X = np.array([[1.0, -0.0], [1.0001, -3.0], [1e30, 2.0]])
@@ -115,16 +118,7 @@ def column_cells(X: np.ndarray) -> list:
     ...     for a, b in zip(column_cells(X), [centre_cells(X[:, j]) for j in range(2)]))
     True
     """
-    from .._kernels.partition_sums import add_cell_keys
-    lo, hi, low, half = CELL_KEYS
-    counts = np.zeros(2 * half + 7, dtype=np.int64)
-    out = []
-    for j in range(X.shape[1]):
-        counts[:] = 0
-        add_cell_keys(counts, np.ascontiguousarray(X[:, j], dtype=np.float64).view(np.int64),
-                      lo, hi, low, half)
-        out.append(cells_from_counts(counts))
-    return out
+    return [cells_from_counts(row) for row in cell_counts(X)]
 
 
 def _unique(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -71,6 +71,7 @@ from . import engine as _engine
 from .design import PartitionDesign, schema, unknown_categoricals
 from .fold import FusedPass, fold_frame, fused_total
 from .methods import MethodsEngine
+from .numeric import numeric_plan
 from .passes import FirstPass, LevelsPass, reduce_frame, seeded_labels
 from .select import SAMPLED, selection_stage
 from .speculate import Prefetch, guess_models
@@ -118,6 +119,8 @@ def run_dask(request) -> Outcome:
     if first.discover:
         ledger, spent = open_ledger(request), levels_budget(request)
         design, part = _discover(request, first, ddf, meta, part, ledger)
+    part = replace(part, numeric=numeric_plan(request.formula, request.kind, meta, part.columns,
+                                              part.text, part.codings))
     notes = _design_notes(local, design, levels)
     if first.discover:
         notes.insert(0, levels_note(request, first.discover))
