@@ -67,7 +67,8 @@ from .glm import (
 )
 
 __all__ = ["WEIGHT", "RSS_PART", "MAX_LEFT", "BIAS_SCALE", "plan_parts", "dpgd_inference",
-           "COVERS"]
+           "COVERS", "tail_reach",
+           "TAIL_GATE"]
 
 #: Share of DP-GD's Gaussian-DP budget (``mu^2``) for the inference parts.
 WEIGHT = 0.05
@@ -82,6 +83,13 @@ MAX_LEFT = {"logistic": 0.3, "squared": 0.2}
 #: the path exceeds the end point's; 0.92 put glm DP-GD's coefficients in [0.94, 0.98] at
 #: eps 1 and eps 4, n = 20,000, p = 5, where 1.0 gave up to 1.00 and 0.85 down to 0.90).
 BIAS_SCALE = {"logistic": 0.92, "squared": 1.0}
+#: The skewed-tail gate (squared loss, with an intercept): no intervals when a column's released
+#: box edge lies at least ``far`` column sd from its mean on one side and at most ``far / ratio``
+#: on the other (:func:`tail_reach` of the released Gram matrix): the box then cuts a long tail,
+#: and the clipped fit's slopes differ from the model's by more than the interval allows
+#: (benchmarks/dpgd_tail_gate.py derives it; design-notes.md, "DP-GD's intervals and a
+#: skewed covariate's cut tail").
+TAIL_GATE = {"far": 3.0, "ratio": 2.0}
 COVERS = {
     "logistic": ("the logistic-regression coefficients of the inputs clipped to the released "
                  "box (the model's coefficients when the box holds the data), given the design "
@@ -106,6 +114,41 @@ def plan_parts(loss: str, inf: float) -> dict:
         return {"curvature": (1, inf)}
     return {"curvature": (1, round(inf * (1.0 - RSS_PART), 12)), "rss": (1, round(inf * RSS_PART,
                                                                                    12))}
+
+
+def tail_reach(C, icol: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(near, far)`` per column of the Gram matrix ``C`` of the scaled rows (the intercept at
+    position ``icol``, features mapped to the box ``[-1, 1]``): the distance from the column's
+    mean to the nearer and the farther box edge, in column standard deviations (mean and sd
+    from ``C[icol, j] / C[icol, icol]`` and ``C[j, j] / C[icol, icol]``; the intercept's own
+    entry is NaN). A box that cuts the long tail of a skewed column has a far edge several sd
+    away and a near edge about one.
+
+    >>> C = np.array([[0.5, 0.0], [0.0, 1.0]])    # a column of mean 0 and sd 1/sqrt(2)
+    >>> [v.round(3).tolist() for v in tail_reach(C, 1)]
+    [[1.414, nan], [1.414, nan]]
+    """
+    C = np.asarray(C, dtype=np.float64)
+    m0 = C[icol, icol]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = C[icol] / m0
+        sd = np.sqrt(np.maximum(np.diag(C) / m0 - mean**2, 0.0))
+        hi, lo = (1.0 - mean) / sd, (1.0 + mean) / sd
+    near, far = np.minimum(hi, lo), np.maximum(hi, lo)
+    near[icol] = far[icol] = np.nan
+    return near, far
+
+
+def _cut_tail(C) -> tuple[float, float] | None:
+    """``(near, far)`` of the most skewed column that :data:`TAIL_GATE` withholds, else None
+    (the intercept last in ``C``, as DP-GD orders the kept columns)."""
+    near, far = tail_reach(C, C.shape[0] - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hit = (far >= TAIL_GATE["far"]) & (far >= TAIL_GATE["ratio"] * near)
+    if not hit.any():
+        return None
+    j = int(np.nanargmax(np.where(hit, far / near, -np.inf)))
+    return float(near[j]), float(far[j])
 
 
 def _descent_bias(Cs, theta, *, lr: float, T: int, n_hat: float):
@@ -161,6 +204,14 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
         return gated(q, share, f"intervals not released: the private curvature matrix is too "
                                f"noisy at this size ({ok:.0%} of its plausible values are "
                                f"positive definite); more rows or a larger eps give intervals",
+                     "mu^2")
+    cut = None if logistic or design.intercept_col is None else _cut_tail(C_rel)
+    if cut is not None:
+        return gated(q, share, "intervals not released: the released box cuts the long tail "
+                               f"of a skewed covariate (its far edge {cut[1]:.1f} sd from the "
+                               f"column mean, its near edge {cut[0]:.1f}): the clipped fit's "
+                               "slopes differ from the model's by more than the interval "
+                               "allows; public bounds that hold the data give intervals",
                      "mu^2")
     K = Cs.shape[0]
     if logistic:
