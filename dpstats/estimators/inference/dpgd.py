@@ -89,7 +89,7 @@ BIAS_SCALE = {"logistic": 0.92, "squared": 1.0}
 #: and the clipped fit's slopes differ from the model's by more than the interval allows
 #: (benchmarks/dpgd_tail_gate.py derives it; design-notes.md, "DP-GD's intervals and a
 #: skewed covariate's cut tail").
-TAIL_GATE = {"far": 3.0, "ratio": 2.0}
+TAIL_GATE = {"far": 3.0, "ratio": 2.2}
 COVERS = {
     "logistic": ("the logistic-regression coefficients of the inputs clipped to the released "
                  "box (the model's coefficients when the box holds the data), given the design "
@@ -160,15 +160,22 @@ def _descent_bias(Cs, theta, *, lr: float, T: int, n_hat: float):
 
 
 def _gd_model(Cs, theta, sigma2, *, lr: float, sigma_g: float, T: int, n_hat: float,
-              bias_scale: float = 1.0, corrected: bool = False):
+              bias_scale: float = 1.0, corrected: bool = False, replug: bool = False):
     """Bias and covariance (unit scale) per plausible curvature; and the largest ``a^T``.
     ``bias_scale`` multiplies the bias; ``corrected`` applies the bootstrap's bias correction
-    (:func:`~dpstats.estimators.inference.glm.debias`) at the mean curvature."""
+    (:func:`~dpstats.estimators.inference.glm.debias`) at the mean curvature. ``replug``: the
+    covariance is that of the error left after the bias plug-in, which is computed from the
+    noisy ``t_T``: with ``t_T = (I - A^T) t_0 + v`` (``v`` the propagated gradient noise),
+    ``t_T - b(t_T) - t_0 = (I - A^T)^-1 v`` exactly for the linear (squared-loss) recursion,
+    so the privacy part grows by ``(1 - a^T)^-2`` per eigen-direction (the sampling part
+    stays ``C^-1``: its ``(I - A^T)`` shrinkage is undone by the same factor)."""
     lam, Q = np.linalg.eigh(Cs)
     a = 1.0 - lr * lam / n_hat
     with np.errstate(divide="ignore", invalid="ignore"):
         geo = np.where(np.abs(1.0 - a * a) > 1e-12, (1.0 - a ** (2 * T)) / (1.0 - a * a), T)
     priv = (lr * sigma_g / n_hat) ** 2 * geo
+    if replug:
+        priv = priv / np.maximum(1.0 - a**T, 1e-12) ** 2
     bias, aT = _descent_bias(Cs, theta, lr=lr, T=T, n_hat=n_hat)
     if corrected:
         bias = debias(bias, _descent_bias(Cs.mean(axis=0)[None], theta, lr=lr, T=T,
@@ -221,7 +228,8 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
         z = simulation_noise({"r": (K,)}, seed=SEED + 2)["r"]
         sigma2 = np.maximum(rss[0] - rss[1] * z, 0.0) / dof
     bias, cov, left = _gd_model(Cs, tk, sigma2, lr=lr, sigma_g=sigma_g, T=T, n_hat=n_hat,
-                                bias_scale=BIAS_SCALE[loss], corrected=logistic)
+                                bias_scale=BIAS_SCALE[loss], corrected=logistic,
+                                replug=not logistic)
     if left > MAX_LEFT[loss]:
         return gated(q, share, f"intervals not released: DP-GD's {T} steps had not converged "
                                f"(a share {left:.2f} of the way from 0 was left in the slowest "
