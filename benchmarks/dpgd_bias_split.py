@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     inf_dpgd.MAX_LEFT = {"logistic": 9.0, "squared": 9.0}
     if a.no_tail_gate:
-        inf_dpgd.TAIL_GATE = {"far": np.inf, "ratio": np.inf}
+        inf_dpgd.TAIL_GATE = {"far": np.inf, "ratio": np.inf, "near": 0.0}
     cap: dict = {}
     draws, infer = inf_dpgd.error_draws, est_dpgd.dpgd_inference
 

@@ -247,7 +247,8 @@ def _inference(loss, gdp, U, y, theta, design, s, opt, n_hat, eps):
     return dpgd_inference(
         loss, gdp, U, y if loss == "logistic" else design.y, theta, design, s, lr=opt["lr"],
         T=opt["epochs"], sigma_g=gdp.sigma("gradient", opt["clip"]), n_hat=n_hat, eps=eps,
-        share=opt["inference_on"], to_original=lambda t: _to_original(design, t, s, loss))
+        share=opt["inference_on"], to_original=lambda t: _to_original(design, t, s, loss),
+        exempt=opt.get("exempt", ()))
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
@@ -311,6 +312,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                                      bounds_q, "inference_share": inference_share},
                            fixed={"loss": loss})
     eps, delta = check_eps(eps), check_delta(delta)
+    opt["exempt"] = tuple(known_x_bounds or ())      # public ranges: no tail gate
     X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if loss == "logistic" and not np.isin(y, (0.0, 1.0)).all():
         raise ValidationError("loss='logistic' needs a label coded 0/1; recode it first")

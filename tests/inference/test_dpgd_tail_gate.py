@@ -59,6 +59,26 @@ def test_skewed_covariate_withholds_with_the_reason_gaussian_releases():
     assert np.isfinite(gauss.bse).all()
 
 
+def test_rare_factor_level_is_not_a_cut_tail(monkeypatch):
+    """A rare level's 0/1 indicator (6%: far edge 5.1 sd, near 0.2) has its box holding every
+    value: its near edge is closer than ``TAIL_GATE["near"]``, so its fit releases intervals;
+    without that condition the gate withholds them."""
+    rng = np.random.default_rng(4)
+    n = 20_000
+    g = np.where(rng.uniform(size=n) < 0.06, "rare", "common")
+    x = rng.normal(size=n)
+    df = pd.DataFrame({"g": g, "x": x, "y": 0.5 * x + (g == "rare") + rng.normal(size=n)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok = dp.dp_lm("y ~ x + g", df, eps=1.0, delta=1e-5, method="dpgd", select=None,
+                      random_state=2)
+        monkeypatch.setattr(inf_dpgd, "TAIL_GATE", {**inf_dpgd.TAIL_GATE, "near": 0.0})
+        bad = dp.dp_lm("y ~ x + g", df, eps=1.0, delta=1e-5, method="dpgd", select=None,
+                       random_state=2)
+    assert np.isfinite(ok.bse).all()
+    assert bad.bse.isna().all() and "long tail" in bad.inference.reason
+
+
 @pytest.mark.parametrize("broken", [False, True])
 def test_ungated_skewed_intervals_under_cover(broken, monkeypatch):
     """The broken variant (tail gate off, convergence gate open: intervals released as before
@@ -66,7 +86,8 @@ def test_ungated_skewed_intervals_under_cover(broken, monkeypatch):
     more than a fifth of 8 seeded fits (0.62-0.66 covered over 200 fits); the gated code
     releases none."""
     if broken:
-        monkeypatch.setattr(inf_dpgd, "TAIL_GATE", {"far": np.inf, "ratio": np.inf})
+        monkeypatch.setattr(inf_dpgd, "TAIL_GATE", {"far": np.inf, "ratio": np.inf,
+                                                      "near": 0.0})
         monkeypatch.setattr(inf_dpgd, "MAX_LEFT", {"logistic": 0.3, "squared": 1.0})
     hits, released = [], 0
     for seed in range(8):

@@ -99,11 +99,14 @@ MAX_LEFT = {"logistic": 0.3, "squared": 0.2}
 BIAS_SCALE = {"logistic": 0.92, "squared": 1.0}
 #: The skewed-tail gate (squared loss, with an intercept): no intervals when a column's released
 #: box edge lies at least ``far`` column sd from its mean on one side and at most ``far / ratio``
-#: on the other (:func:`tail_reach` of the released Gram matrix): the box then cuts a long tail,
-#: and the clipped fit's slopes differ from the model's by more than the interval allows
+#: on the other, but at least ``near`` (:func:`tail_reach` of the released Gram matrix): the
+#: box then cuts a long tail, and the clipped fit's slopes differ from the model's by more
+#: than the interval allows
 #: (benchmarks/dpgd_tail_gate.py derives it; design-notes.md, "DP-GD's intervals and a
 #: skewed covariate's cut tail").
-TAIL_GATE = {"far": 3.0, "ratio": 2.2}
+#: ``near`` 0.5: a 0/1 column below rate 0.2 has its near edge closer (its box holds its
+#: values; above that rate its far edge stays below 3).
+TAIL_GATE = {"far": 3.0, "ratio": 2.2, "near": 0.5}
 COVERS = {
     "logistic": ("the logistic-regression coefficients of the inputs clipped to the released "
                  "box (the model's coefficients when the box holds the data), given the design "
@@ -153,12 +156,15 @@ def tail_reach(C, icol: int) -> tuple[np.ndarray, np.ndarray]:
     return near, far
 
 
-def _cut_tail(C) -> tuple[float, float] | None:
+def _cut_tail(C, exempt=()) -> tuple[float, float] | None:
     """``(near, far)`` of the most skewed column that :data:`TAIL_GATE` withholds, else None
-    (the intercept last in ``C``, as DP-GD orders the kept columns)."""
+    (the intercept last in ``C``, as DP-GD orders the kept columns; positions in ``exempt``,
+    columns whose public range holds every value, e.g. 0/1 indicators, are not checked)."""
     near, far = tail_reach(C, C.shape[0] - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        hit = (far >= TAIL_GATE["far"]) & (far >= TAIL_GATE["ratio"] * near)
+        hit = (far >= TAIL_GATE["far"]) & (far >= TAIL_GATE["ratio"] * near) \
+            & (near >= TAIL_GATE["near"])
+    hit[list(exempt)] = False
     if not hit.any():
         return None
     j = int(np.nanargmax(np.where(hit, far / near, -np.inf)))
@@ -201,11 +207,12 @@ def _gd_model(Cs, theta, sigma2, *, lr: float, sigma_g: float, T: int, n_hat: fl
 
 def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float, T: int,
                    sigma_g: float, n_hat: float, eps: float, share: float,
-                   to_original) -> Inference:
+                   to_original, exempt=()) -> Inference:
     """Release the inference parts of DP-GD's ``plan`` (the fit's rows ``U``, scaled, label
     ``y`` on the fitted scale, released ``theta``) and return the
     :class:`~dpstats.estimators.outcome.Inference` (module docstring); ``to_original`` maps
-    all unit-scale coefficients to the original ones."""
+    all unit-scale coefficients to the original ones; ``exempt``: design columns whose public
+    range holds every value (indicators), left out of the tail gate."""
     kept = list(design.kept)
     Uk, tk = U[:, kept], np.asarray(theta)[kept]
     logistic = loss == "logistic"
@@ -226,7 +233,8 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
                                f"noisy at this size ({ok:.0%} of its plausible values are "
                                f"positive definite); more rows or a larger eps give intervals",
                      "mu^2")
-    cut = None if logistic or design.intercept_col is None else _cut_tail(C_rel)
+    cut = None if logistic or design.intercept_col is None else _cut_tail(
+        C_rel, [kept.index(j) for j in exempt if j in kept])
     if cut is not None:
         return gated(q, share, "intervals not released: the released box cuts the long tail "
                                f"of a skewed covariate (its far edge {cut[1]:.1f} sd from the "
