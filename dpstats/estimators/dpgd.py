@@ -187,6 +187,7 @@ def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float,
     ``(plan, design, eps_bounds)``."""
     hist = plan.private and opt["bounds_method"] == "hist"
     opt["inference_on"] = opt["inference_share"] if counts_of is None else 0.0  # not on dask
+    opt["exempt"] = tuple(plan.known)       # public ranges known by construction: no tail gate
     eps_b = eps * opt["bounds_share"] if plan.private and not hist else 0.0
     gdp = _gdp_plan(eps - eps_b - eps_n, delta, loss, opt, hist, rng, ledger, stage)
     extra = () if counts_of is None else (counts_of,)      # dask: the histograms given
@@ -312,7 +313,6 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                                      bounds_q, "inference_share": inference_share},
                            fixed={"loss": loss})
     eps, delta = check_eps(eps), check_delta(delta)
-    opt["exempt"] = tuple(known_x_bounds or ())      # public ranges: no tail gate
     X, y, intercept_col = check_inputs(X, y, intercept_col, rng)
     if loss == "logistic" and not np.isin(y, (0.0, 1.0)).all():
         raise ValidationError("loss='logistic' needs a label coded 0/1; recode it first")
