@@ -187,6 +187,7 @@ def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float,
     ``(plan, design, eps_bounds)``."""
     hist = plan.private and opt["bounds_method"] == "hist"
     opt["inference_on"] = opt["inference_share"] if counts_of is None else 0.0  # not on dask
+    opt["exempt"] = tuple(plan.known)       # public ranges known by construction: no tail gate
     eps_b = eps * opt["bounds_share"] if plan.private and not hist else 0.0
     gdp = _gdp_plan(eps - eps_b - eps_n, delta, loss, opt, hist, rng, ledger, stage)
     extra = () if counts_of is None else (counts_of,)      # dask: the histograms given
@@ -247,7 +248,8 @@ def _inference(loss, gdp, U, y, theta, design, s, opt, n_hat, eps):
     return dpgd_inference(
         loss, gdp, U, y if loss == "logistic" else design.y, theta, design, s, lr=opt["lr"],
         T=opt["epochs"], sigma_g=gdp.sigma("gradient", opt["clip"]), n_hat=n_hat, eps=eps,
-        share=opt["inference_on"], to_original=lambda t: _to_original(design, t, s, loss))
+        share=opt["inference_on"], to_original=lambda t: _to_original(design, t, s, loss),
+        exempt=opt.get("exempt", ()))
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
