@@ -160,14 +160,16 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
     return InferencePlan(share * eps_stage, share)
 
 
-def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=None):
+def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=None,
+            residual: bool = True):
     """Private ``(column scales, residual scale, n_hat)`` on a random subset of rows
     (``rows``: a dask frame's row count and subsample, :class:`dpstats.dask.inference.
-    TukeyRows`; the same law: each row kept independently with probability ``1 / parts``)."""
+    TukeyRows`; the same law: each row kept independently with probability ``1 / parts``).
+    ``residual=False``: no residual scale (NaN; the logistic intervals need none)."""
     n, p = (X.shape[0] if rows is None else rows.n), X.shape[1]
     dummy = [j for j in range(p) if names is not None and "[" in str(names[j])]
     cols = [j for j in range(p) if j != intercept_col and j not in dummy]
-    k = len(cols) + 1 + (n_hat is None)
+    k = len(cols) + bool(residual) + (n_hat is None)
     each = eps / k
     if n_hat is None:
         n_hat = max(private_count(n, each, rng, ledger, stage=STAGE), 1.0)
@@ -184,6 +186,8 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
         name = names[j] if names is not None else f"column {j}"
         scale[j] = private_centre_value(np.abs(Xs[:, j] - cen[j]), each, rng, ledger,
                                         stage=STAGE, what=f"scale of {name} (median |x - c|)")
+    if not residual:
+        return scale, math.nan, float(n_hat)
     resid = private_centre_value(np.abs(ys - Xs @ point), each, rng, ledger, stage=STAGE,
                                  what="residual scale (median |y - x theta|)")
     return scale, float(resid), float(n_hat)
@@ -270,6 +274,32 @@ def bias_aware_quantile(r: float, level: float = 0.95) -> float:
     return float(brentq(cover, 0.0, r + 10.0, xtol=1e-12))
 
 
+def model_spread(B, theta, w, eps, rng, ledger, ident=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(sigma, q)``: each coordinate's Gaussian-equivalent spread of the (m, p) models ``B``
+    (the mechanism's coordinates) around ``theta`` from the released shares ``q`` of models
+    within the public windows ``w`` (:func:`dpstats.mechanisms.model_spread.window_counts`,
+    ``eps``, L1 sensitivity p): ``sigma = w / Phi^-1((1 + q) / 2)``, NaN where ``q`` is
+    outside :data:`Q_RANGE`, within :data:`Q_NOISE` Laplace scales of 0, or the coordinate
+    unusable (``ident = (identified, voting)``: factor designs, see :func:`tukey_inference`).
+    """
+    m, p = B.shape
+    finite = np.isfinite(w) & (w > 0)
+    D = B - theta
+    usable = np.ones(p, dtype=bool)
+    if ident is not None:           # factor designs: count a group only where it identifies
+        id_mat, voting = ident
+        D = np.where(np.asarray(id_mat, dtype=bool), D, np.inf)
+        usable = np.zeros(p, dtype=bool) if voting is None else np.asarray(voting, dtype=bool)
+    counts = window_counts(D, np.where(finite, w, 0.0), eps, rng, ledger, stage=STAGE,
+                           what="group models within a public window of the released point")
+    q = counts / m
+    q_low = max(Q_RANGE[0], Q_NOISE * p / (eps * m))
+    ok = finite & usable & (q >= q_low) & (q <= Q_RANGE[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
+    return sigma, q
+
+
 def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePlan,
                     n_hat, multiplier: float, monotone: bool, rng, ledger,
                     names=None, ident=None, rows=None) -> Inference:
@@ -307,21 +337,8 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
                                   SCALE_SHARE * plan.eps, rng, ledger, names, rows)
     w = windows(scale, resid, None, intercept_col, n_hat, m)
-    finite = np.isfinite(w) & (w > 0)
-    D = B - theta
-    usable = np.ones(p, dtype=bool)
-    if ident is not None:           # factor designs: count a group only where it identifies
-        id_mat, voting = ident
-        D = np.where(np.asarray(id_mat, dtype=bool), D, np.inf)
-        usable = np.zeros(p, dtype=bool) if voting is None else np.asarray(voting, dtype=bool)
-    counts = window_counts(D, np.where(finite, w, 0.0),
-                           (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng, ledger, stage=STAGE,
-                           what="group models within a public window of the released point")
-    q = counts / m
-    q_low = max(Q_RANGE[0], Q_NOISE * p / ((1 - SCALE_SHARE - COV_SHARE) * plan.eps * m))
-    ok = finite & usable & (q >= q_low) & (q <= Q_RANGE[1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
+    sigma, _ = model_spread(B, theta, w, (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng,
+                            ledger, ident)
     rho = _model_correlation(X, c, scale, intercept_col, n_hat, COV_SHARE * plan.eps, rng,
                              ledger, names, rows)
     f = tukey_noise_factor(int(m), int(p), float(multiplier), bool(monotone))
