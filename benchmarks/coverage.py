@@ -80,11 +80,11 @@ WILD = 10.0
 
 
 def _glm_name(cell: dict) -> str:
-    """A glm_coverage cell's name as the other families name theirs (``centre``, ``n=5000``)."""
-    for key in ("n", "p", "eps", "cov"):
-        if cell[key] != gc.CENTRE[key]:
-            return f"{'covariates' if key == 'cov' else key}={cell[key]}"
-    return "centre"
+    """A glm_coverage cell's name as the other families name theirs (``centre``, ``n=5000``;
+    two arms moved: ``n=100000+covariates=skewed``)."""
+    moved = [f"{'covariates' if key == 'cov' else key}={cell[key]}"
+             for key in ("n", "p", "eps", "cov") if cell[key] != gc.CENTRE[key]]
+    return "+".join(moved) or "centre"
 
 
 #: The declared grid: family -> (cells, methods, cells that also run the logistic default).

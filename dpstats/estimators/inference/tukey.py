@@ -83,7 +83,8 @@ from ..outcome import Inference
 from . import gate
 from .tukey_cov import intercept_map, median_correlation, model_correlation, reported_covariance
 
-__all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share",
+__all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share", "gated",
+           "mechanism_point", "model_spread",
            "median_shift", "bias_aware_quantile", "SCALE_SHARE", "SCALE_ROWS",
            "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "Q_NOISE", "COV_SHARE",
            "TUKEY_INFERENCE_SHARE"]
@@ -300,6 +301,35 @@ def model_spread(B, theta, w, eps, rng, ledger, ident=None) -> tuple[np.ndarray,
     return sigma, q
 
 
+def gated(plan: InferencePlan, m: int, p: int, ledger, eps: float | None = None
+          ) -> Inference | None:
+    """The gated :class:`Inference` (NaN, the public reason) when the plan reserved nothing,
+    or when ``m`` (fewer groups after a regroup) no longer passes the gate: then ``eps``
+    (default the whole ``plan.eps``) is forfeited (charged, nothing released); else None."""
+    nan = np.full((p, p), np.nan)
+    if plan.eps <= 0:
+        return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
+                         share=plan.share, covers="")
+    eps_stage = plan.eps / plan.share
+    if gate.tukey_passes(m, eps_stage, p):
+        return None
+    forfeit(ledger, "window counts", plan.eps if eps is None else eps, 0.0, stage=STAGE,
+            detail="not run: the groups were regrouped below the release gate (its share "
+                   "counts as spent)")
+    return Inference(cov=nan, method=gate.GATED + gate.tukey_gate_reason(m, eps_stage, p),
+                     reference="", share=plan.share, covers="")
+
+
+def mechanism_point(point, c, intercept_col) -> np.ndarray:
+    """The released point in the mechanism's coordinates (with a centre ``c``: the
+    prediction at ``c`` in place of the intercept)."""
+    theta = np.array(point, dtype=np.float64)
+    if c is not None:
+        theta[intercept_col] += float(np.delete(c, intercept_col) @
+                                      np.delete(theta, intercept_col))
+    return theta
+
+
 def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePlan,
                     n_hat, multiplier: float, monotone: bool, rng, ledger,
                     names=None, ident=None, rows=None) -> Inference:
@@ -316,24 +346,12 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     (:class:`dpstats.dask.inference.TukeyRows`).
     """
     p = point.size
-    nan = np.full((p, p), np.nan)
-    if plan.eps <= 0:
-        return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
-                         share=plan.share, covers="")
     m = models.shape[0]
-    eps_stage = plan.eps / plan.share
-    if not gate.tukey_passes(m, eps_stage, p):     # fewer groups after a regroup (public)
-        reason = gate.tukey_gate_reason(m, eps_stage, p)
-        forfeit(ledger, "window counts", plan.eps, 0.0, stage=STAGE,
-                detail="not run: the groups were regrouped below the release gate (its share "
-                       "counts as spent)")
-        return Inference(cov=nan, method=gate.GATED + reason, reference="", share=plan.share,
-                         covers="")
+    stop = gated(plan, m, p, ledger)
+    if stop is not None:
+        return stop
     B = np.asarray(models, dtype=np.float64)     # the mechanism's coordinates
-    theta = np.array(point, dtype=np.float64)
-    if c is not None:               # the released point in the mechanism's coordinates
-        theta[intercept_col] += float(np.delete(c, intercept_col) @
-                                      np.delete(theta, intercept_col))
+    theta = mechanism_point(point, c, intercept_col)
     scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
                                   SCALE_SHARE * plan.eps, rng, ledger, names, rows)
     w = windows(scale, resid, None, intercept_col, n_hat, m)

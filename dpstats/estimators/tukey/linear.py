@@ -199,7 +199,7 @@ def _recentre(models: np.ndarray, m: int, c, intercept_col) -> dict:
 
 
 def _with_inference(est: Estimate, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
-                    ledger, names, ident=None, engine=None) -> Estimate:
+                    ledger, names, ident=None, engine=None, infer=tukey_inference) -> Estimate:
     """``est`` with the standard errors of :mod:`dpstats.estimators.inference.tukey` (stage
     ``"inference"``, ``plan.eps``; after the release: adaptive composition). ``ident``: which
     coordinates each group identifies, and in which the groups vote only where they identify
@@ -207,7 +207,7 @@ def _with_inference(est: Estimate, plan, X, y, models, c, intercept_col, params,
     :meth:`~dpstats.dask.methods.MethodsEngine.tukey_rows`."""
     if not est.released or plan.share <= 0:
         return est
-    inf = tukey_inference(X, y, models, est.params, c, intercept_col, plan=plan, n_hat=n_noisy,
+    inf = infer(X, y, models, est.params, c, intercept_col, plan=plan, n_hat=n_noisy,
                           multiplier=params.multiplier, monotone=params.monotone, rng=rng,
                           ledger=ledger, names=names, ident=ident,
                           rows=None if engine is None else engine.tukey_rows())
@@ -244,7 +244,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", identify: str = "auto", names=None,
              stage: str = "regression", fitter=None, engine=None,
-             inference_share: float = INFERENCE_SHARE, n_noisy=None) -> Estimate:
+             inference_share: float = INFERENCE_SHARE, n_noisy=None, inference=None
+             ) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
@@ -253,12 +254,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Design, label; budget of the stage (:func:`dpstats.mechanisms.ptr.ptr_parameters`).
     m : int
         Number of models (public, or derived from a private row count).
-    lemma : {"8.5", "3.6"}
-        PTR's distance lemma.
-    accounting : {"swap", "paper"}
-        ``"swap"`` (default) is sound for the random-label partition (one row changes one
-        model); ``"paper"`` reproduces 002/003 and is **not** (eps, delta)-DP here (see
-        :func:`dpstats.mechanisms.ptr.ptr_parameters`).
+    lemma, accounting : {"8.5", "3.6"}, {"swap", "paper"}
+        PTR's distance lemma; ``"swap"`` (default) is sound for the random-label partition
+        (one row changes one model), ``"paper"`` reproduces 002/003 and is **not**
+        (eps, delta)-DP here (see :func:`dpstats.mechanisms.ptr.ptr_parameters`).
     intercept_col : int or None
         The intercept column (centring needs it).
     identify : {"auto", "regroup", "votes", "off"}
@@ -281,9 +280,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     engine : object, optional
         Dask statistics (:mod:`dpstats.dask`): centre counts, group fits; no rows (and
         ``identify="off"``).
-    inference_share, n_noisy : float, float or None
+    inference_share, n_noisy, inference : float, float or None, (plan, infer) or None
         Share of eps for standard errors (stage ``"inference"``, taken from the mechanism;
-        :mod:`dpstats.estimators.inference.tukey`), and the released row count if any.
+        :mod:`dpstats.estimators.inference.tukey`), the released row count if any, and the
+        planner and procedure (default that module's; the logistic variant passes its own).
 
     Returns
     -------
@@ -302,7 +302,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage,
                        None if engine is None else engine.cells, m)
     eps_id = ID_SHARE * eps_stage if identify == "regroup" else 0.0
-    plan = plan_inference(inference_share, eps_stage, m, X.shape[1], identify, engine is not None)
+    plan_fn, infer = (plan_inference, tukey_inference) if inference is None else inference
+    plan = plan_fn(inference_share, eps_stage, m, X.shape[1], identify, engine is not None)
     eps -= eps_c + eps_id + plan.eps
     params = ptr_parameters(eps, delta, accounting)
     if engine is not None:     # dask: labels drawn per partition, the group fits on workers
@@ -316,4 +317,5 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     S = jitter_sort(models, rng, ident, t)
     est = _ptr_release(S, t, params, delta, lemma, c, intercept_col, rng, ledger, stage, facts)
     return _with_inference(est, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
-                           ledger, names, None if ident is None else (ident, id_share), engine)
+                           ledger, names, None if ident is None else (ident, id_share), engine,
+                           infer)
