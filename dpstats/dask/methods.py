@@ -63,6 +63,10 @@ class LogisticGroups:
         self.parent, self.ridge, self.median = parent, ridge, median
         self.cells = parent.cells
 
+    def tukey_rows(self) -> TukeyRows:
+        """The parent's rows (the logistic intervals are not built on dask yet: unused)."""
+        return self.parent.tukey_rows()
+
     def fit_models(self, X, y, m: int, rng):
         """The ``m`` group logistic fits (``X``, ``y``: no rows). One seed is drawn on the
         client (:func:`~dpstats.mechanisms.sampling.group_seed`, where the linear path draws

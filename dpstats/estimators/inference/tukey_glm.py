@@ -96,8 +96,8 @@ REFERENCE = ("the coordinate-wise median of m median-bias-reduced subsample logi
 COVERS = ("the logistic model's coefficients (the population fit of the selected terms); the "
           "spread of the group fits carries a misspecified link's variance")
 DASK_REASON = ("intervals not released: the logistic Tukey intervals are not yet built on a "
-               "dask frame (the weighted moments and window counts need the group fits and "
-               "rows on the client); the same fit on a pandas frame gives them")
+               "dask frame (their share of eps is set aside, not spent, so that the released "
+               "point is the in-memory fit's); the same fit on a pandas frame gives them")
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
 
 
@@ -120,14 +120,16 @@ def plan_glm_inference(share: float, eps_stage: float, m: int, p: int, identify:
     0.0
     >>> plan_glm_inference(0.08, 0.95, 3000, 6, "off", False, 1e5).reason[:24]
     'intervals not released: '
+    >>> plan_glm_inference(0.08, 0.95, 1666, 6, "off", True, 1e5).eps > 0    # set aside
+    True
     """
     if share <= 0:
         return InferencePlan(0.0, 0.0)
-    if dask:
-        return InferencePlan(0.0, share, DASK_REASON)
     base = plan_inference(share, eps_stage, m, p, identify, False)
     if base.eps > 0 and n_hat is not None and n_hat < GLM_ROWS_PER_COLUMN * m * p:
         return InferencePlan(0.0, share, rows_reason(n_hat, m, p))
+    if dask and base.eps > 0:     # set aside, not charged: the point is the in-memory one
+        return InferencePlan(base.eps, share, DASK_REASON)
     return base
 
 
@@ -184,11 +186,16 @@ def glm_tukey_inference(X, y, models, point, c, intercept_col, *, plan: Inferenc
                         n_hat, multiplier: float, monotone: bool, rng, ledger,
                         names=None, ident=None, rows=None) -> Inference:
     """The :class:`~dpstats.estimators.outcome.Inference` of a released logistic Tukey point
-    (the signature of :func:`.tukey.tukey_inference`; ``rows`` must be None: dask frames are
-    planned out by :func:`plan_glm_inference`). Charges ``plan.eps`` to stage
-    ``"inference"``."""
+    (the signature of :func:`.tukey.tukey_inference`). Charges ``plan.eps`` to stage
+    ``"inference"``; on a dask frame (``rows`` given) nothing: the share planned by
+    :func:`plan_glm_inference` was set aside (so that the point and the groups' bias
+    reduction are the in-memory ones) and the intervals are withheld with
+    :data:`DASK_REASON`."""
     p = point.size
     m = models.shape[0]
+    if rows is not None:           # a dask frame: the share was set aside, nothing is charged
+        return Inference(cov=np.full((p, p), np.nan), method=gate.GATED + DASK_REASON,
+                         reference="", share=plan.share, covers="")
     stop = gated(plan, m, p, ledger)
     if stop is not None:
         return stop
