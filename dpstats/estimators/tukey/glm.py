@@ -46,7 +46,7 @@ from .choose_m import SAFETY, cap_models, gate_models, models_needed
 from .glm_bias import BIAS, median_bias_reduce, resolve_bias
 from .identify import resolve_identify
 from .linear import OPTIONS as LINEAR_OPTIONS
-from .linear import estimate as tukey_estimate
+from .linear import fit as tukey_fit
 from .linear import partition_labels
 
 __all__ = ["estimate", "fit_logistic_models", "choose_m_glm", "ROWS_PER_COLUMN_GLM", "OPTIONS",
@@ -190,11 +190,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     plan = plan_glm_inference(inference_share, eps, int(m), X.shape[1], ident,
                               engine is not None, n_noisy)
     median = resolve_bias(bias, plan.eps > 0) == "median"
-    return tukey_estimate(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m,
-                          lemma=lemma, accounting=accounting, intercept_col=intercept_col,
-                          centre=centre, identify=identify, names=names, stage=stage,
-                          fitter=_fitter(ridge, median), inference_share=inference_share,
-                          n_noisy=n_noisy,
-                          inference=(lambda *args: plan, glm_tukey_inference),
-                          engine=None if engine is None else engine.logistic_groups(
-                              ridge, median))
+    return tukey_fit(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m, lemma=lemma,
+                     accounting=accounting, intercept_col=intercept_col, centre=centre,
+                     identify=identify, names=names, stage=stage, fitter=_fitter(ridge, median),
+                     inference_share=inference_share, n_noisy=n_noisy,
+                     inference=(lambda *args: plan, glm_tukey_inference),
+                     engine=None if engine is None else engine.logistic_groups(ridge, median))

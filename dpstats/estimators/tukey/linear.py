@@ -50,7 +50,7 @@ from .identify import (
     resolve_identify,
 )
 
-__all__ = ["estimate", "fit_models", "jitter_sort", "MIN_MODELS", "OPTIONS", "COMMON"]
+__all__ = ["estimate", "fit", "fit_models", "jitter_sort", "MIN_MODELS", "OPTIONS", "COMMON"]
 
 #: Fewest models for which the test can be run at all (t = floor(floor(m/2)/2) >= 1).
 MIN_MODELS = 4
@@ -244,8 +244,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", identify: str = "auto", names=None,
              stage: str = "regression", fitter=None, engine=None,
-             inference_share: float = INFERENCE_SHARE, n_noisy=None, inference=None
-             ) -> Estimate:
+             inference_share: float = INFERENCE_SHARE, n_noisy=None) -> Estimate:
     """Private linear regression by the Tukey mechanism.
 
     Parameters
@@ -280,10 +279,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     engine : object, optional
         Dask statistics (:mod:`dpstats.dask`): centre counts, group fits; no rows (and
         ``identify="off"``).
-    inference_share, n_noisy, inference : float, float or None, (plan, infer) or None
+    inference_share, n_noisy : float, float or None
         Share of eps for standard errors (stage ``"inference"``, taken from the mechanism;
-        :mod:`dpstats.estimators.inference.tukey`), the released row count if any, and the
-        planner and procedure (default that module's; the logistic variant passes its own).
+        :mod:`dpstats.estimators.inference.tukey`), and the released row count if any.
 
     Returns
     -------
@@ -291,6 +289,22 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         ``m``, ``max_depth``; ``details``: ``t``, ``centre`` (not the sampled depth). Withheld
         for too few models, a failed PTR test or zero volume (budget spent once PTR ran).
     """
+    return fit(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m, lemma=lemma,
+               accounting=accounting, intercept_col=intercept_col, centre=centre,
+               identify=identify, names=names, stage=stage, fitter=fitter, engine=engine,
+               inference_share=inference_share, n_noisy=n_noisy)
+
+
+def fit(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
+        rng: np.random.Generator, ledger: Ledger | None = None, m: int,
+        lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
+        centre: object = "auto", identify: str = "auto", names=None,
+        stage: str = "regression", fitter=None, engine=None,
+        inference_share: float = INFERENCE_SHARE, n_noisy=None, inference=None) -> Estimate:
+    """:func:`estimate`, with ``inference = (plan, infer)``: the inference's planner and
+    procedure (default :func:`~dpstats.estimators.inference.tukey.plan_inference` and
+    :func:`~dpstats.estimators.inference.tukey.tukey_inference`; the logistic variant,
+    :mod:`.glm`, passes its own)."""
     validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting, "centre": centre,
                                "identify": identify, "inference_share": inference_share})
     m, t = int(m), max_depth(int(m)) // 2
