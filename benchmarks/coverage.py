@@ -172,6 +172,9 @@ def run_tukey(cell_name: str, method: str, reps: int) -> dict:
 #: Where :func:`run_glm` also appends its per-coefficient rows (glm_coverage.py's schema;
 #: ``--glm-detail``), None for nowhere.
 GLM_DETAIL: list = [None]
+#: Added to the glm family's cell seeds (``--glm-seed``: more replications of a cell in
+#: another process, other data sets).
+GLM_SEED: list = [0]
 
 
 def run_glm(cell_name: str, method: str, reps: int) -> dict:
@@ -181,7 +184,8 @@ def run_glm(cell_name: str, method: str, reps: int) -> dict:
     cell = gc.CELLS[i]
     t0 = time.time()
     raw: list = []
-    out = gc.run_cell(cell, method, reps, min(reps, 20), seed=1000 + 17 * i, raw=raw)
+    out = gc.run_cell(cell, method, reps, min(reps, 20), seed=1000 + 17 * i + GLM_SEED[0],
+                      raw=raw)
     est = pd.DataFrame(raw)
     if GLM_DETAIL[0]:
         path = Path(GLM_DETAIL[0])
@@ -304,6 +308,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--glm-detail", default=None,
                     help="also append the glm family's per-coefficient rows to this CSV")
+    ap.add_argument("--glm-seed", type=int, default=0,
+                    help="added to the glm family's cell seeds (another batch of replications)")
     ap.add_argument("--merge", nargs="+", default=None, help="only merge these CSVs into --out")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: 2 reps of small cells, one method per family")
@@ -314,6 +320,7 @@ def main(argv=None) -> int:
             print(table[COLUMNS].round(3).to_string(index=False))
         return 0
     GLM_DETAIL[0] = a.glm_detail
+    GLM_SEED[0] = a.glm_seed
     if a.quick:
         todo = [("lm", "n=2000", "adassp", False), ("lm", "n=2000", "default", True),
                 ("glm", "n=5000", "lm-dpgd", False), ("tukey", "n=20000", "tukey", False)]
