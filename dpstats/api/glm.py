@@ -13,7 +13,7 @@ intervals are released), through the Tukey mechanism with propose-test-release. 
 errors and intervals (:mod:`dpstats.estimators.inference.tukey_glm`): the private spread of the
 group fits near the released point (window counts; windows from private weighted design moments
 at the released point), times the simulated Tukey noise factor, with a noise-aware critical
-value (about 2.06 instead of 1.96). Budget share ``inference_share=0.08`` of the regression's
+value (about 2.1 instead of 1.96). Budget share ``inference_share=0.08`` of the regression's
 eps (ledger stage ``"inference"``, taken from the PTR test and the exponential mechanism; 0:
 none). Withheld, with the reason, below the release gate (``m eps / p >= 250`` and at least 10
 released rows per column per group; ``m="auto"`` rises to the gate where groups can keep 10 rows

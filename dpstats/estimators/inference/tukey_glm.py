@@ -30,7 +30,7 @@ Standard errors are ``sqrt(f / m) sigma_j cv_j / 1.96`` with a **noise-aware cri
 their binomial spread, ``Var(log sigma_j) ~= (2 (p / eps_c)^2 / m^2 + q (1 - q) / m) /
 (2 z phi(z))^2`` at ``z = Phi^-1((1 + q) / 2)`` (delta method, public: released ``q``,
 ``m``, ``p``, eps), and ``cv_j`` solves ``E[2 Phi(cv e^L) - 1] = 0.95`` for
-``L ~ N(0, Var(log sigma_j))`` (about 2.06 at n = 1e5, p = 5, eps = 1, instead of 1.96).
+``L ~ N(0, Var(log sigma_j))`` (2.07-2.18 at n = 1e5, p = 5, eps = 1, instead of 1.96).
 The covariance is ``A V A'`` with the point's correlation ``arcsin(rho) / f``
 (:mod:`.tukey_cov`). Intervals are released only where the release gate passes
 (:func:`plan_glm_inference`): the linear Tukey gate ``m eps / p >= 250`` and at least
