@@ -80,11 +80,11 @@ WILD = 10.0
 
 
 def _glm_name(cell: dict) -> str:
-    """A glm_coverage cell's name as the other families name theirs (``centre``, ``n=5000``)."""
-    for key in ("n", "p", "eps", "cov"):
-        if cell[key] != gc.CENTRE[key]:
-            return f"{'covariates' if key == 'cov' else key}={cell[key]}"
-    return "centre"
+    """A glm_coverage cell's name as the other families name theirs (``centre``, ``n=5000``;
+    two arms moved: ``n=100000+covariates=skewed``)."""
+    moved = [f"{'covariates' if key == 'cov' else key}={cell[key]}"
+             for key in ("n", "p", "eps", "cov") if cell[key] != gc.CENTRE[key]]
+    return "+".join(moved) or "centre"
 
 
 #: The declared grid: family -> (cells, methods, cells that also run the logistic default).
@@ -172,8 +172,6 @@ def run_tukey(cell_name: str, method: str, reps: int) -> dict:
 #: Where :func:`run_glm` also appends its per-coefficient rows (glm_coverage.py's schema;
 #: ``--glm-detail``), None for nowhere.
 GLM_DETAIL: list = [None]
-
-
 #: Added to the glm family's cell seeds (``--seed-offset``): fresh data for a derivation, kept
 #: apart from the committed cells (offset 0).
 SEED_OFFSET = [0]
@@ -310,8 +308,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--glm-detail", default=None,
                     help="also append the glm family's per-coefficient rows to this CSV")
-    ap.add_argument("--seed-offset", type=int, default=0,
-                    help="added to the glm family's cell seeds (derivations on fresh data)")
+    ap.add_argument("--seed-offset", "--glm-seed", dest="seed_offset", type=int, default=0,
+                    help="added to the glm family's cell seeds (fresh data: a derivation, or "
+                         "another batch of replications)")
     ap.add_argument("--merge", nargs="+", default=None, help="only merge these CSVs into --out")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: 2 reps of small cells, one method per family")

@@ -38,9 +38,12 @@ CELLS = [dict(CENTRE)] + [
     {**CENTRE, "p": 1}, {**CENTRE, "p": 10},
     {**CENTRE, "eps": 0.5}, {**CENTRE, "eps": 4.0},
     {**CENTRE, "cov": "skewed"}, {**CENTRE, "cov": "binary"},
+    {**CENTRE, "n": 100_000, "cov": "skewed"},     # the logistic Tukey's skewed cell
 ]
-METHODS = ("glm-auto", "glm-dpgd", "lm-dpgd")
+METHODS = ("glm-auto", "glm-dpgd", "lm-dpgd", "glm-tukey")
 DELTA = 1e-5
+#: Fits between progress lines of :func:`run_cell`.
+PROGRESS = 50
 
 
 def coefficients(p: int) -> np.ndarray:
@@ -136,6 +139,10 @@ def run_cell(cell: dict, method: str, reps: int, baseline_reps: int, seed: int,
                        for j in range(p + 1))
         if r < baseline_reps:
             base.append(baseline_width(method, df))
+        if (r + 1) % PROGRESS == 0 and released.any():
+            print(f"    {method} {cell['cov']} n={cell['n']:,}: {r + 1}/{reps} fits, intervals "
+                  f"{released[:r + 1].mean():.2f}, coverage so far "
+                  f"{cover[:r + 1][released[:r + 1]].mean():.3f}", flush=True)
     base_w = np.median(np.array(base), axis=0)
     names = ["Intercept"] + [f"x{j}" for j in range(p)]
     rows = []

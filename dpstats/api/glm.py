@@ -5,6 +5,19 @@ A thin entry point, as :func:`dpstats.dp_lm`: it validates its arguments into a
 (:func:`dpstats.pipeline.run.run`; the 0/1 response is coded by
 :mod:`dpstats.pipeline.glm_design`) and builds a :class:`~dpstats.results.glm.DPGLMResult`.
 Every released number comes from a mechanism that charges the fit's ledger.
+
+``method="tukey"`` (:mod:`dpstats.estimators.tukey.glm`): per-group logistic fits, each
+median-bias reduced (Kenne Pagui, Salvan and Sartori 2017, "Median bias reduction of maximum
+likelihood estimates", Biometrika; option ``bias="auto"|"median"|"none"``, ``"auto"``: when
+intervals are released), through the Tukey mechanism with propose-test-release. Its standard
+errors and intervals (:mod:`dpstats.estimators.inference.tukey_glm`): the private spread of the
+group fits near the released point (window counts; windows from private weighted design moments
+at the released point), times the simulated Tukey noise factor, with a noise-aware critical
+value (about 2.1 instead of 1.96). Budget share ``inference_share=0.08`` of the regression's
+eps (ledger stage ``"inference"``, taken from the PTR test and the exponential mechanism; 0:
+none). Withheld, with the reason, below the release gate (``m eps / p >= 250`` and at least 10
+released rows per column per group; ``m="auto"`` rises to the gate where groups can keep 10 rows
+per column) and, not yet, on a dask frame. ``method="auto"`` never picks Tukey.
 """
 
 from __future__ import annotations
@@ -52,8 +65,8 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
         and the budget, withheld (``"too_few_rows"``, rows needed in the notes), ``"outpert"``
         or on more rows ``"objpert"`` (the result's ``method``; a note says why): output or
         objective perturbation with a private threshold that can fall back to the majority
-        class. ``"fw"``: Frank-Wolfe (001), ``"dpgd"``: DP gradient descent, ``"tukey"``:
-        per-group logistic fits through the Tukey mechanism (:mod:`~.estimators.tukey.glm`).
+        class. ``"fw"``: Frank-Wolfe (001), ``"dpgd"``: DP gradient descent, ``"tukey"``: the
+        Tukey mechanism, intervals from 8% of the regression eps (module docstring).
     select, k : as in :func:`dpstats.dp_lm`
         Private feature selection on the 0/1 label, of ``k`` design columns (the intercept is
         always kept and never scored).
@@ -78,10 +91,9 @@ def dp_glm(formula: str, data: pd.DataFrame, *, family: str = "binomial", eps: f
         As in :func:`dpstats.dp_lm`: undeclared levels are discovered privately.
     **method_opts
         Passed to the estimator, e.g. ``lr``, ``clip``, ``epochs`` for ``"dpgd"``;
-        ``lemma``, ``accounting``, ``centre``, ``ridge`` for ``"tukey"`` (``accounting="paper"``
-        is not private and the fit is marked so, as in :func:`dpstats.dp_lm`). Names are checked
-        against the estimator's parameters, and values by the estimator module's
-        ``check_options`` where it has one (dpgd, tukey), before anything is charged.
+        ``lemma``, ``accounting``, ``centre``, ``ridge``, ``inference_share``, ``bias`` for
+        ``"tukey"`` (``accounting="paper"`` is not private, as in :func:`dpstats.dp_lm`).
+        Names and values are checked (``check_options``) before anything is charged.
 
     Returns
     -------

@@ -49,18 +49,23 @@ class MethodsEngine(Engine):
         """The unit-norm rows of output and objective perturbation (:class:`DaskRows`)."""
         return DaskRows(self.ddf, self.rows(bounded), kept, s)
 
-    def logistic_groups(self, ridge: float) -> LogisticGroups:
+    def logistic_groups(self, ridge: float, median: bool = False) -> LogisticGroups:
         """The engine the logistic Tukey mechanism hands to the linear one: the same centre
-        counts, logistic group fits from a shuffle by label."""
-        return LogisticGroups(self, float(ridge))
+        counts, logistic group fits from a shuffle by label (``median``: each median-bias
+        reduced on its worker, :mod:`dpstats.estimators.tukey.glm_bias`)."""
+        return LogisticGroups(self, float(ridge), bool(median))
 
 
 class LogisticGroups:
     """``cells`` and ``fit_models`` of the logistic Tukey mechanism on dask."""
 
-    def __init__(self, parent: MethodsEngine, ridge: float):
-        self.parent, self.ridge = parent, ridge
+    def __init__(self, parent: MethodsEngine, ridge: float, median: bool = False):
+        self.parent, self.ridge, self.median = parent, ridge, median
         self.cells = parent.cells
+
+    def tukey_rows(self) -> TukeyRows:
+        """The parent's rows (the logistic intervals are not built on dask yet: unused)."""
+        return self.parent.tukey_rows()
 
     def fit_models(self, X, y, m: int, rng):
         """The ``m`` group logistic fits (``X``, ``y``: no rows). One seed is drawn on the
@@ -71,4 +76,4 @@ class LogisticGroups:
         source = seeded_labels if _engine.LABELS is None else _engine.LABELS
         p = self.parent
         return shuffled_models(p.ddf, LabelledRows(p.design, p.keep, int(m), seed, source),
-                               self.ridge)
+                               self.ridge, self.median)

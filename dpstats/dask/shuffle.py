@@ -68,15 +68,19 @@ class GroupLogistic:
 
     p: int
     ridge: float
+    median: bool = False
 
     def __call__(self, pdf: pd.DataFrame) -> dict:
         from .._kernels.logistic import group_logistic
+        from ..estimators.tukey.glm_bias import median_bias_reduce
         g = np.asarray(pdf.index, dtype=np.int64)
         ids, local = np.unique(g, return_inverse=True)
         X = np.ascontiguousarray(pdf.iloc[:, :self.p].to_numpy(dtype=np.float64))
         y = np.ascontiguousarray(pdf["y"].to_numpy(dtype=np.float64))
         models = group_logistic(X, y, local.astype(np.int64), int(ids.size), self.ridge) \
             if ids.size else np.zeros((0, self.p))
+        if self.median and ids.size:      # each group's rows only: still one row, one model
+            models = median_bias_reduce(X, y, local.astype(np.int64), int(ids.size), models)
         return {"ids": ids, "models": np.asarray(models)}
 
 
@@ -87,7 +91,7 @@ def _assemble(m: int, p: int, *parts: dict) -> np.ndarray:
     return out
 
 
-def shuffled_models(ddf, rows: LabelledRows, ridge: float) -> np.ndarray:
+def shuffled_models(ddf, rows: LabelledRows, ridge: float, median: bool = False) -> np.ndarray:
     """The ``(m, p')`` group models of the module docstring (computed on the workers)."""
     import dask
     import dask.dataframe as dd
@@ -101,6 +105,6 @@ def shuffled_models(ddf, rows: LabelledRows, ridge: float) -> np.ndarray:
     bounds = bounds if len(bounds) > 1 else [0, int(rows.m) - 1]
     grouped = labelled.set_index("g", divisions=bounds, sort=True)
     p = len(rows.keep)
-    fits = [dask.delayed(GroupLogistic(p, float(ridge)))(part)
+    fits = [dask.delayed(GroupLogistic(p, float(ridge), bool(median)))(part)
             for part in grouped.to_delayed()]
     return dask.compute(dask.delayed(_assemble)(int(rows.m), p, *fits))[0]

@@ -49,14 +49,15 @@ def moments_sensitivity(k: int, bound: float = MOMENT_BOUND) -> float:
 
 
 def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: float,
-                 chunk: int = _CHUNK, cols=None, kernel: bool = False
+                 chunk: int = _CHUNK, cols=None, kernel: bool = False, weights=None
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``(sum u, sum u u')`` of ``u = clip((X - centre) / scale, -bound, bound)``, in
     blocks of rows (cache-sized; no noise: the caller releases them); ``cols``: the columns of
     ``X`` used (default all; selected per block, so ``X`` is never copied whole). ``kernel``:
     each block's ``u`` by the numba kernel
     (:func:`dpstats._kernels.moments.clip_block`, into a reused buffer: the same bits; the
-    caller decides from public sizes and has compiled it).
+    caller decides from public sizes and has compiled it). ``weights``: one per row,
+    ``(sum w u, sum w u u')`` instead.
 
     >>> S1, S2 = clipped_sums(np.array([[5.0], [-1.0]]), np.zeros(1), np.ones(1), 2.0, chunk=1)
     >>> S1.tolist(), S2.tolist()
@@ -82,7 +83,10 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
             U = X[start:start + chunk, cols] - centre
             U *= inv
             np.clip(U, -bound, bound, out=U)
-        return U.sum(axis=0), U.T @ U
+        if weights is None:
+            return U.sum(axis=0), U.T @ U
+        Uw = U * weights[start:start + U.shape[0], None]
+        return Uw.sum(axis=0), Uw.T @ U
 
     starts = range(0, X.shape[0], chunk)
     if X.shape[0] >= THREADED_ROWS:           # blocks on threads (numpy releases the GIL),

@@ -69,9 +69,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import ndtr, ndtri
-from scipy.stats import poisson
+from scipy.special import ndtri
 
 from ..._kernels.prepare import prepare
 from ..._kernels.tukey_ols import uses_kernel
@@ -83,10 +81,12 @@ from ...mechanisms.plan import forfeit
 from ...mechanisms.sampling import random_groups
 from ..outcome import Inference
 from . import gate
+from .tukey_bias import bias_aware_quantile, deficient_share, median_shift
 from .tukey_cov import intercept_map, median_correlation, model_correlation, reported_covariance
 
-__all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share",
-           "median_shift", "bias_aware_quantile", "SCALE_SHARE", "SCALE_ROWS", "SCALE_NEPS",
+__all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share", "gated",
+           "mechanism_point", "model_spread", "median_shift", "bias_aware_quantile",
+           "SCALE_SHARE", "SCALE_ROWS", "SCALE_NEPS",
            "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "Q_NOISE", "COV_SHARE",
            "TUKEY_INFERENCE_SHARE"]
 
@@ -179,16 +179,17 @@ def scale_rows(each: float) -> float:
 
 
 def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=None,
-            kernel=False):
+            kernel=False, residual: bool = True):
     """Private ``(column scales, residual scale, n_hat)`` on a random subset of rows
     (``rows``: a dask frame's row count and subsample, :class:`dpstats.dask.inference.
     TukeyRows`; the same law: each row kept independently with probability ``1 / parts``).
     ``kernel``: the medians' inputs counted in grid cells by the numba kernel (the same
-    releases; public sizes decide)."""
+    releases; public sizes decide). ``residual=False``: no residual scale (NaN; the logistic
+    intervals need none)."""
     n, p = (X.shape[0] if rows is None else rows.n), X.shape[1]
     dummy = [j for j in range(p) if names is not None and "[" in str(names[j])]
     cols = [j for j in range(p) if j != intercept_col and j not in dummy]
-    k = len(cols) + 1 + (n_hat is None)
+    k = len(cols) + bool(residual) + (n_hat is None)
     each = eps / k
     if n_hat is None:
         n_hat = max(private_count(n, each, rng, ledger, stage=STAGE), 1.0)
@@ -205,12 +206,15 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
     scale[dummy] = DUMMY_SCALE           # public: a factor's 0/1 column (names are public)
     A = np.empty((Xs.shape[0], p + 1))              # |x - c| of every column, |residual| last
     np.abs(np.subtract(Xs, cen, out=A[:, :p]), out=A[:, :p])
-    A[:, p] = np.abs(ys - Xs @ point)
+    todo = cols + [p] if residual else list(cols)
+    if residual:
+        A[:, p] = np.abs(ys - Xs @ point)
     cells = None
     if kernel:                          # one numba pass per column, no sort
         from ..tukey.centre import kernel_cells
-        cells = kernel_cells(A, cols + [p])
-    for j in cols + [p]:
+        cells = kernel_cells(A, todo)
+    resid = math.nan
+    for j in todo:
         name = names[j] if names is not None and j < p else f"column {j}"
         what = ("residual scale (median |y - x theta|)" if j == p
                 else f"scale of {name} (median |x - c|)")
@@ -219,7 +223,9 @@ def _scales(X, y, point, c, intercept_col, n_hat, eps, rng, ledger, names, rows=
                                        counts=counts)
         if j < p:
             scale[j] = scale_j
-    return scale, float(scale_j), float(n_hat)
+        else:
+            resid = scale_j
+    return scale, float(resid), float(n_hat)
 
 
 def _use_kernel(m: int, p: int) -> bool:
@@ -274,46 +280,59 @@ def windows(scale, resid, c, intercept_col, n_hat: float, m: int) -> np.ndarray:
     return w
 
 
-def deficient_share(n_hat: float, m: int, p: int) -> float:
-    """Expected share of groups with fewer rows than columns: ``P(Poisson(n/m) < p)`` (group
-    sizes under independent uniform labels; a public function of released ``n_hat``, ``m``,
-    ``p``).
-
-    >>> round(deficient_share(100_000, 16_666, 2), 4), deficient_share(100_000, 5555, 6) < 1e-3
-    (0.0173, True)
+def model_spread(B, theta, w, eps, rng, ledger, ident=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(sigma, q)``: each coordinate's Gaussian-equivalent spread of the (m, p) models ``B``
+    (the mechanism's coordinates) around ``theta`` from the released shares ``q`` of models
+    within the public windows ``w`` (:func:`dpstats.mechanisms.model_spread.window_counts`,
+    ``eps``, L1 sensitivity p): ``sigma = w / Phi^-1((1 + q) / 2)``, NaN where ``q`` is
+    outside :data:`Q_RANGE`, within :data:`Q_NOISE` Laplace scales of 0, or the coordinate
+    unusable (``ident = (identified, voting)``: factor designs, see :func:`tukey_inference`).
     """
-    return float(poisson.cdf(p - 1, max(float(n_hat), 0.0) / m))
+    m, p = B.shape
+    finite = np.isfinite(w) & (w > 0)
+    D = B - theta
+    usable = np.ones(p, dtype=bool)
+    if ident is not None:           # factor designs: count a group only where it identifies
+        id_mat, voting = ident
+        D = np.where(np.asarray(id_mat, dtype=bool), D, np.inf)
+        usable = np.zeros(p, dtype=bool) if voting is None else np.asarray(voting, dtype=bool)
+    counts = window_counts(D, np.where(finite, w, 0.0), eps, rng, ledger, stage=STAGE,
+                           what="group models within a public window of the released point")
+    q = counts / m
+    q_low = max(Q_RANGE[0], Q_NOISE * p / (eps * m))
+    ok = finite & usable & (q >= q_low) & (q <= Q_RANGE[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
+    return sigma, q
 
 
-def median_shift(share: float) -> float:
-    """Largest shift of the median, in units of the other models' scale, when ``share`` of the
-    models sit on one side (the minimum-norm fits of groups with fewer rows than columns shrink
-    towards 0): the median moves to their ``(0.5 - share) / (1 - share)`` quantile.
+def gated(plan: InferencePlan, m: int, p: int, ledger, eps: float | None = None
+          ) -> Inference | None:
+    """The gated :class:`Inference` (NaN, the public reason) when the plan reserved nothing,
+    or when ``m`` (fewer groups after a regroup) no longer passes the gate: then ``eps``
+    (default the whole ``plan.eps``) is forfeited (charged, nothing released); else None."""
+    nan = np.full((p, p), np.nan)
+    if plan.eps <= 0:
+        return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
+                         share=plan.share, covers="")
+    eps_stage = plan.eps / plan.share
+    if gate.tukey_passes(m, eps_stage, p):
+        return None
+    forfeit(ledger, "window counts", plan.eps if eps is None else eps, 0.0, stage=STAGE,
+            detail="not run: the groups were regrouped below the release gate (its share "
+                   "counts as spent)")
+    return Inference(cov=nan, method=gate.GATED + gate.tukey_gate_reason(m, eps_stage, p),
+                     reference="", share=plan.share, covers="")
 
-    >>> round(median_shift(0.0174), 4)
-    0.0222
-    """
-    s = min(max(float(share), 0.0), 0.49)
-    return max(0.0, float(-ndtri((0.5 - s) / (1.0 - s))))
 
-
-def bias_aware_quantile(r: float, level: float = 0.95) -> float:
-    """The ``level`` quantile of ``|N(r, 1)|``: the half-width, in standard errors, of a
-    symmetric interval that covers with probability ``level`` when the estimator's bias is at
-    most ``r`` standard errors (either sign). ``r = 0`` gives 1.96 at 95%; for large ``r`` it
-    approaches ``r + 1.645``.
-
-    >>> round(bias_aware_quantile(0.0), 4), round(bias_aware_quantile(2.25), 3)
-    (1.96, 3.895)
-    """
-    r = abs(float(r))
-    if not math.isfinite(r):
-        return math.inf
-
-    def cover(c):
-        return float(ndtr(c - r) - ndtr(-c - r)) - level
-
-    return float(brentq(cover, 0.0, r + 10.0, xtol=1e-12))
+def mechanism_point(point, c, intercept_col) -> np.ndarray:
+    """The released point in the mechanism's coordinates (with a centre ``c``: the
+    prediction at ``c`` in place of the intercept)."""
+    theta = np.array(point, dtype=np.float64)
+    if c is not None:
+        theta[intercept_col] += float(np.delete(c, intercept_col) @
+                                      np.delete(theta, intercept_col))
+    return theta
 
 
 def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePlan,
@@ -332,43 +351,18 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     (:class:`dpstats.dask.inference.TukeyRows`).
     """
     p = point.size
-    nan = np.full((p, p), np.nan)
-    if plan.eps <= 0:
-        return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
-                         share=plan.share, covers="")
     m = models.shape[0]
-    eps_stage = plan.eps / plan.share
-    if not gate.tukey_passes(m, eps_stage, p):     # fewer groups after a regroup (public)
-        reason = gate.tukey_gate_reason(m, eps_stage, p)
-        forfeit(ledger, "window counts", plan.eps, 0.0, stage=STAGE,
-                detail="not run: the groups were regrouped below the release gate (its share "
-                       "counts as spent)")
-        return Inference(cov=nan, method=gate.GATED + reason, reference="", share=plan.share,
-                         covers="")
+    stop = gated(plan, m, p, ledger)
+    if stop is not None:
+        return stop
     B = np.asarray(models, dtype=np.float64)     # the mechanism's coordinates
-    theta = np.array(point, dtype=np.float64)
-    if c is not None:               # the released point in the mechanism's coordinates
-        theta[intercept_col] += float(np.delete(c, intercept_col) @
-                                      np.delete(theta, intercept_col))
+    theta = mechanism_point(point, c, intercept_col)
     kernel = _use_kernel(m, p)
     scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
                                   SCALE_SHARE * plan.eps, rng, ledger, names, rows, kernel)
     w = windows(scale, resid, None, intercept_col, n_hat, m)
-    finite = np.isfinite(w) & (w > 0)
-    D = B - theta
-    usable = np.ones(p, dtype=bool)
-    if ident is not None:           # factor designs: count a group only where it identifies
-        id_mat, voting = ident
-        D = np.where(np.asarray(id_mat, dtype=bool), D, np.inf)
-        usable = np.zeros(p, dtype=bool) if voting is None else np.asarray(voting, dtype=bool)
-    counts = window_counts(D, np.where(finite, w, 0.0),
-                           (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng, ledger, stage=STAGE,
-                           what="group models within a public window of the released point")
-    q = counts / m
-    q_low = max(Q_RANGE[0], Q_NOISE * p / ((1 - SCALE_SHARE - COV_SHARE) * plan.eps * m))
-    ok = finite & usable & (q >= q_low) & (q <= Q_RANGE[1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sigma = np.where(ok, w / ndtri((1.0 + np.clip(q, 0.0, 0.999)) / 2.0), np.nan)
+    sigma, _ = model_spread(B, theta, w, (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng,
+                            ledger, ident)
     rho = _model_correlation(X, c, scale, intercept_col, n_hat, COV_SHARE * plan.eps, rng,
                              ledger, names, rows, kernel)
     f = tukey_noise_factor(int(m), int(p), float(multiplier), bool(monotone))

@@ -29,22 +29,21 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["model_correlation", "median_correlation", "reported_covariance", "intercept_map"]
+__all__ = ["model_correlation", "median_correlation", "reported_covariance", "intercept_map",
+           "moment_matrix", "floored_inverse", "correlation"]
 
 #: Smallest eigenvalue kept of the released moment matrix, relative to its largest.
 _EIG_FLOOR = 1e-3
 
 
-def model_correlation(S1: np.ndarray, S2: np.ndarray, n_hat: float, intercept_col, p: int
-                      ) -> np.ndarray:
-    """Correlation of the group models' coordinates, ``corr(M^-1)``, from released sums
-    ``S1 = sum u`` and ``S2 = sum u u'`` of the ``p - 1`` (or ``p`` without an intercept)
-    scaled columns, in the mechanism's column order. The noisy ``M`` is made positive
-    definite (eigenvalues floored at ``1e-3`` of the largest).
+def moment_matrix(S1: np.ndarray, S2: np.ndarray, n_hat: float, intercept_col, p: int,
+                  S0: float | None = None) -> np.ndarray:
+    """``M = E[z z']`` (p, p) in the mechanism's column order from released sums
+    ``S1 = sum u``, ``S2 = sum u u'`` (and ``S0``, the intercept entry: the row count, or
+    a weighted design's ``sum w``; default ``n_hat``), each divided by ``n_hat``.
 
-    >>> S1, S2 = np.array([0.0, 0.0]), np.array([[1.0, 0.5], [0.5, 1.0]])
-    >>> np.round(model_correlation(S1, S2, 1.0, 0, 3), 3).tolist()
-    [[1.0, 0.0, 0.0], [0.0, 1.0, -0.5], [0.0, -0.5, 1.0]]
+    >>> moment_matrix(np.array([2.0]), np.array([[4.0]]), 2.0, 0, 2).tolist()
+    [[1.0, 1.0], [1.0, 2.0]]
     """
     n = max(float(n_hat), 1.0)
     if intercept_col is None:
@@ -52,18 +51,45 @@ def model_correlation(S1: np.ndarray, S2: np.ndarray, n_hat: float, intercept_co
     else:
         cols = [j for j in range(p) if j != intercept_col]
         M = np.zeros((p, p))
-        M[intercept_col, intercept_col] = 1.0
+        M[intercept_col, intercept_col] = (n if S0 is None else float(S0)) / n
         M[intercept_col, cols] = M[cols, intercept_col] = S1 / n
         M[np.ix_(cols, cols)] = S2 / n
-    M = (M + M.T) / 2.0
+    return (M + M.T) / 2.0
+
+
+def floored_inverse(M: np.ndarray) -> np.ndarray:
+    """``M^-1`` of a symmetric, noisy ``M`` made positive definite (eigenvalues floored at
+    ``1e-3`` of the largest).
+
+    >>> floored_inverse(np.diag([2.0, 4.0])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
     vals, vecs = np.linalg.eigh(M)
     top = max(float(vals.max()), 1e-300)
     vals = np.maximum(vals, _EIG_FLOOR * top)
-    inv = (vecs / vals) @ vecs.T
-    d = np.sqrt(np.diag(inv))
-    R = inv / np.outer(d, d)
+    return (vecs / vals) @ vecs.T
+
+
+def correlation(V: np.ndarray) -> np.ndarray:
+    """The correlation matrix of a covariance ``V`` (unit diagonal, clipped to [-1, 1])."""
+    d = np.sqrt(np.diag(V))
+    R = V / np.outer(d, d)
     np.fill_diagonal(R, 1.0)
     return np.clip(R, -1.0, 1.0)
+
+
+def model_correlation(S1: np.ndarray, S2: np.ndarray, n_hat: float, intercept_col, p: int
+                      ) -> np.ndarray:
+    """Correlation of the group models' coordinates, ``corr(M^-1)``, from released sums
+    ``S1 = sum u`` and ``S2 = sum u u'`` of the ``p - 1`` (or ``p`` without an intercept)
+    scaled columns, in the mechanism's column order (:func:`moment_matrix`,
+    :func:`floored_inverse`).
+
+    >>> S1, S2 = np.array([0.0, 0.0]), np.array([[1.0, 0.5], [0.5, 1.0]])
+    >>> np.round(model_correlation(S1, S2, 1.0, 0, 3), 3).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, -0.5], [0.0, -0.5, 1.0]]
+    """
+    return correlation(floored_inverse(moment_matrix(S1, S2, n_hat, intercept_col, p)))
 
 
 def median_correlation(rho: np.ndarray, f: float) -> np.ndarray:

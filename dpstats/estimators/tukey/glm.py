@@ -35,10 +35,18 @@ import numpy as np
 
 from ...mechanisms.accountant import Ledger
 from ...validation import Option, OptionSpec, validate_options
+from ..inference.tukey_glm import (
+    GLM_ROWS_PER_COLUMN,
+    TUKEY_GLM_INFERENCE_SHARE,
+    glm_tukey_inference,
+    plan_glm_inference,
+)
 from ..outcome import Estimate
-from .choose_m import SAFETY, cap_models, models_needed
+from .choose_m import SAFETY, cap_models, gate_models, models_needed
+from .glm_bias import BIAS, median_bias_reduce, resolve_bias
+from .identify import resolve_identify
 from .linear import OPTIONS as LINEAR_OPTIONS
-from .linear import estimate as tukey_estimate
+from .linear import fit as tukey_fit
 from .linear import partition_labels
 
 __all__ = ["estimate", "fit_logistic_models", "choose_m_glm", "ROWS_PER_COLUMN_GLM", "OPTIONS",
@@ -54,16 +62,26 @@ def choose_m_glm(n_noisy: float | None, p: int, eps_tukey: float, delta: float,
 
     ``m = max(n_hat / (ROWS_PER_COLUMN_GLM p), min(SAFETY * m_needed, n_hat / p))``: groups of
     about 15 rows per column unless the PTR test needs more models (``m_needed`` from the
-    data-independent simulation of :func:`dpstats.estimators.tukey.choose_m.models_needed`). Reads
-    only public values and the released ``n_hat``.
+    data-independent simulation of :func:`dpstats.estimators.tukey.choose_m.models_needed`).
+    When groups of :data:`~dpstats.estimators.inference.tukey_glm.GLM_ROWS_PER_COLUMN` (10) rows
+    per column reach the intervals' release gate (``m eps / p >= 250``), m rises to
+    ``min(n_hat / (10 p), 2 m_gate)`` (the intervals' floor, as dp_lm's
+    :func:`~dpstats.estimators.tukey.choose_m.gate_models`). Reads only public values and the
+    released ``n_hat``.
 
     >>> choose_m_glm(40_000, 6, 1.0, 1e-5) >= 40_000 // (15 * 6)
     True
+    >>> choose_m_glm(100_000, 6, 0.95, 1e-5)
+    1666
     """
     if n_noisy is None or not (n_noisy > 0):
         return 0
     needed = math.ceil(SAFETY * models_needed(p, eps_tukey, delta, lemma, accounting))
-    return cap_models(max(n_noisy / (ROWS_PER_COLUMN_GLM * p), min(needed, n_noisy / p)))
+    m = max(n_noisy / (ROWS_PER_COLUMN_GLM * p), min(needed, n_noisy / p))
+    small = n_noisy / (GLM_ROWS_PER_COLUMN * p)      # the most models of 10 rows per column
+    if small >= gate_models(p, eps_tukey, margin=1.0):
+        m = max(m, min(small, gate_models(p, eps_tukey)))
+    return cap_models(m)
 
 
 def fit_logistic_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Generator,
@@ -75,13 +93,32 @@ def fit_logistic_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Gen
                           np.ascontiguousarray(y, dtype=np.float64), labels, m, ridge)
 
 
+def _fitter(ridge: float, median: bool):
+    """``fitter(X, y, labels, m)``: every group's logistic fit, median-bias reduced when
+    ``median`` (:mod:`.glm_bias`); each model depends on its own group's rows only."""
+    def fitter(Xf, yf, labels, mf):
+        from ..._kernels.logistic import group_logistic
+        Xc = np.ascontiguousarray(Xf, dtype=np.float64)
+        yc = np.ascontiguousarray(yf, dtype=np.float64)
+        models = group_logistic(Xc, yc, labels, mf, ridge)
+        return median_bias_reduce(Xc, yc, labels, mf, models) if median else models
+    return fitter
+
+
 #: The pipeline keywords :func:`estimate` takes (see :data:`dpstats.estimators.COMMON_KEYWORDS`).
 COMMON = frozenset({"eps", "delta", "rng", "ledger", "m", "lemma", "accounting", "intercept_col",
-                    "names", "stage", "engine"})
-#: The options of the linear Tukey mechanism, and the ridge of the per-group logistic fits.
+                    "names", "stage", "engine", "n_noisy"})
+#: The options of the linear Tukey mechanism (with the logistic inference share), the ridge
+#: of the per-group logistic fits and their bias correction.
 OPTIONS = OptionSpec(tuple(o for o in LINEAR_OPTIONS.options if o.name != "inference_share") + (
     Option("ridge", "real", 1e-6, range=(0.0, None),
            doc="per-group ridge on the unit-RMS scale, default 1e-6"),
+    Option("inference_share", "real", TUKEY_GLM_INFERENCE_SHARE, range=(0.0, 1.0),
+           closed=(True, False),
+           doc="share of eps for the intervals (estimators/inference/tukey_glm.py); 0: none"),
+    Option("bias", "choice", "auto", choices=BIAS,
+           doc="median bias reduction of every group fit (estimators/tukey/glm_bias.py); "
+               "'auto': when the fit releases intervals"),
 ))
 
 
@@ -89,7 +126,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
              rng: np.random.Generator, ledger: Ledger | None = None, m: int,
              lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
              centre: object = "auto", identify: str = "auto", ridge: float = 1e-6,
-             names=None, stage: str = "regression", engine=None) -> Estimate:
+             names=None, stage: str = "regression", engine=None,
+             inference_share: float = TUKEY_GLM_INFERENCE_SHARE, bias: str = "auto",
+             n_noisy=None) -> Estimate:
     """Private logistic regression by the Tukey mechanism (subsample and aggregate).
 
     Parameters
@@ -115,6 +154,13 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         the design only, so it is the same for logistic fits).
     ridge : float
         Ridge of every group's fit (see :mod:`dpstats._kernels.logistic`); public.
+    inference_share, n_noisy : float, float or None
+        Share of eps for the intervals (8%, stage ``"inference"``, from the PTR test and the
+        exponential mechanism; :mod:`~dpstats.estimators.inference.tukey_glm`: gated, not yet
+        on dask); the released row count (the gate reads it).
+    bias : {"auto", "median", "none"}
+        Median bias reduction of every group fit (Kenne Pagui, Salvan and Sartori 2017;
+        :mod:`.glm_bias`); ``"auto"``: when the plan releases intervals.
     names : sequence of str, optional
         Column names, for the ledger.
     engine : object, optional
@@ -136,17 +182,17 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     >>> est.released, bool(np.abs(est.params - [0.5, 1.0]).max() < 0.2)
     (True, True)
     """
-    ridge = validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting,
-                                       "centre": centre, "identify": identify,
-                                       "ridge": ridge})["ridge"]
-
-    def fitter(Xf, yf, labels, mf):
-        from ..._kernels.logistic import group_logistic
-        return group_logistic(np.ascontiguousarray(Xf, dtype=np.float64),
-                              np.ascontiguousarray(yf, dtype=np.float64), labels, mf, ridge)
-
-    return tukey_estimate(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m,
-                          lemma=lemma, accounting=accounting, intercept_col=intercept_col,
-                          centre=centre, identify=identify, names=names, stage=stage,
-                          fitter=fitter, inference_share=0.0,   # no logistic Tukey SEs yet
-                          engine=None if engine is None else engine.logistic_groups(ridge))
+    opts = validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting,
+                                      "centre": centre, "identify": identify, "ridge": ridge,
+                                      "inference_share": inference_share, "bias": bias})
+    ridge = opts["ridge"]
+    ident = "off" if engine is not None else resolve_identify(identify, names)
+    plan = plan_glm_inference(inference_share, eps, int(m), X.shape[1], ident,
+                              engine is not None, n_noisy)
+    median = resolve_bias(bias, plan.eps > 0) == "median"
+    return tukey_fit(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m, lemma=lemma,
+                     accounting=accounting, intercept_col=intercept_col, centre=centre,
+                     identify=identify, names=names, stage=stage, fitter=_fitter(ridge, median),
+                     inference_share=inference_share, n_noisy=n_noisy,
+                     inference=(lambda *args: plan, glm_tukey_inference),
+                     engine=None if engine is None else engine.logistic_groups(ridge, median))

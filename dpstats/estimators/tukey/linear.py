@@ -50,7 +50,7 @@ from .identify import (
     resolve_identify,
 )
 
-__all__ = ["estimate", "fit_models", "jitter_sort", "MIN_MODELS", "OPTIONS", "COMMON"]
+__all__ = ["estimate", "fit", "fit_models", "jitter_sort", "MIN_MODELS", "OPTIONS", "COMMON"]
 
 #: Fewest models for which the test can be run at all (t = floor(floor(m/2)/2) >= 1).
 MIN_MODELS = 4
@@ -199,7 +199,7 @@ def _recentre(models: np.ndarray, m: int, c, intercept_col) -> dict:
 
 
 def _with_inference(est: Estimate, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
-                    ledger, names, ident=None, engine=None) -> Estimate:
+                    ledger, names, ident=None, engine=None, infer=tukey_inference) -> Estimate:
     """``est`` with the standard errors of :mod:`dpstats.estimators.inference.tukey` (stage
     ``"inference"``, ``plan.eps``; after the release: adaptive composition). ``ident``: which
     coordinates each group identifies, and in which the groups vote only where they identify
@@ -207,7 +207,7 @@ def _with_inference(est: Estimate, plan, X, y, models, c, intercept_col, params,
     :meth:`~dpstats.dask.methods.MethodsEngine.tukey_rows`."""
     if not est.released or plan.share <= 0:
         return est
-    inf = tukey_inference(X, y, models, est.params, c, intercept_col, plan=plan, n_hat=n_noisy,
+    inf = infer(X, y, models, est.params, c, intercept_col, plan=plan, n_hat=n_noisy,
                           multiplier=params.multiplier, monotone=params.monotone, rng=rng,
                           ledger=ledger, names=names, ident=ident,
                           rows=None if engine is None else engine.tukey_rows())
@@ -253,12 +253,10 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Design, label; budget of the stage (:func:`dpstats.mechanisms.ptr.ptr_parameters`).
     m : int
         Number of models (public, or derived from a private row count).
-    lemma : {"8.5", "3.6"}
-        PTR's distance lemma.
-    accounting : {"swap", "paper"}
-        ``"swap"`` (default) is sound for the random-label partition (one row changes one
-        model); ``"paper"`` reproduces 002/003 and is **not** (eps, delta)-DP here (see
-        :func:`dpstats.mechanisms.ptr.ptr_parameters`).
+    lemma, accounting : {"8.5", "3.6"}, {"swap", "paper"}
+        PTR's distance lemma; ``"swap"`` (default) is sound for the random-label partition
+        (one row changes one model), ``"paper"`` reproduces 002/003 and is **not**
+        (eps, delta)-DP here (see :func:`dpstats.mechanisms.ptr.ptr_parameters`).
     intercept_col : int or None
         The intercept column (centring needs it).
     identify : {"auto", "regroup", "votes", "off"}
@@ -291,6 +289,22 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         ``m``, ``max_depth``; ``details``: ``t``, ``centre`` (not the sampled depth). Withheld
         for too few models, a failed PTR test or zero volume (budget spent once PTR ran).
     """
+    return fit(X, y, eps=eps, delta=delta, rng=rng, ledger=ledger, m=m, lemma=lemma,
+               accounting=accounting, intercept_col=intercept_col, centre=centre,
+               identify=identify, names=names, stage=stage, fitter=fitter, engine=engine,
+               inference_share=inference_share, n_noisy=n_noisy)
+
+
+def fit(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
+        rng: np.random.Generator, ledger: Ledger | None = None, m: int,
+        lemma: str = "8.5", accounting: str = "swap", intercept_col: int | None = None,
+        centre: object = "auto", identify: str = "auto", names=None,
+        stage: str = "regression", fitter=None, engine=None,
+        inference_share: float = INFERENCE_SHARE, n_noisy=None, inference=None) -> Estimate:
+    """:func:`estimate`, with ``inference = (plan, infer)``: the inference's planner and
+    procedure (default :func:`~dpstats.estimators.inference.tukey.plan_inference` and
+    :func:`~dpstats.estimators.inference.tukey.tukey_inference`; the logistic variant,
+    :mod:`.glm`, passes its own)."""
     validate_options(OPTIONS, {"lemma": lemma, "accounting": accounting, "centre": centre,
                                "identify": identify, "inference_share": inference_share})
     m, t = int(m), max_depth(int(m)) // 2
@@ -302,7 +316,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     c, eps_c = _centre(X, centre, intercept_col, eps, rng, ledger, names, stage,
                        None if engine is None else engine.cells, m)
     eps_id = ID_SHARE * eps_stage if identify == "regroup" else 0.0
-    plan = plan_inference(inference_share, eps_stage, m, X.shape[1], identify, engine is not None)
+    plan_fn, infer = (plan_inference, tukey_inference) if inference is None else inference
+    plan = plan_fn(inference_share, eps_stage, m, X.shape[1], identify, engine is not None)
     eps -= eps_c + eps_id + plan.eps
     params = ptr_parameters(eps, delta, accounting)
     if engine is not None:     # dask: labels drawn per partition, the group fits on workers
@@ -316,4 +331,5 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     S = jitter_sort(models, rng, ident, t)
     est = _ptr_release(S, t, params, delta, lemma, c, intercept_col, rng, ledger, stage, facts)
     return _with_inference(est, plan, X, y, models, c, intercept_col, params, n_noisy, rng,
-                           ledger, names, None if ident is None else (ident, id_share), engine)
+                           ledger, names, None if ident is None else (ident, id_share), engine,
+                           infer)

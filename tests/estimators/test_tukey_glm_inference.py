@@ -1,0 +1,124 @@
+"""The logistic Tukey mechanism's intervals (estimators/inference/tukey_glm.py) and its groups'
+median bias reduction (estimators/tukey/glm_bias.py): the adjusted score against its closed form,
+the bias it removes, what a fit shows and charges, the noise-aware critical value and the gates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import logit
+
+import dpstats as dp
+from dpstats.errors import ValidationError
+from dpstats.estimators.inference import tukey_glm as tg
+from dpstats.estimators.tukey.glm import choose_m_glm
+from dpstats.estimators.tukey.glm_bias import median_bias_reduce, resolve_bias
+from dpstats.mechanisms.weighted_moments import weighted_sensitivity
+
+
+def test_median_bias_reduction_matches_the_binomial_closed_form():
+    """One column (the intercept), k successes of n: the median-bias-reduced score
+    ``k - n mu + (1 - 2 mu) / 6`` has root ``logit((k + 1/6) / (n + 1/3))`` (Kenne Pagui et al.
+    2017); Firth's mean-bias reduction would give ``(k + 1/2) / (n + 1)``, the MLE ``k / n``."""
+    n, k = 12, 3
+    X = np.ones((n, 1))
+    y = np.r_[np.ones(k), np.zeros(n - k)]
+    b = median_bias_reduce(X, y, np.zeros(n, dtype=np.int64), 1, np.array([[logit(k / n)]]),
+                           steps=30)
+    assert b[0, 0] == pytest.approx(logit((k + 1 / 6) / (n + 1 / 3)), abs=1e-8)
+    assert abs(b[0, 0] - logit((k + 0.5) / (n + 1))) > 0.05
+    assert abs(b[0, 0] - logit(k / n)) > 0.03
+
+
+def test_median_bias_reduction_centres_small_group_fits():
+    """Groups of 40 rows, 3 columns: each MLE coordinate is median-biased away from 0; after
+    the reduction about half of the group fits fall on each side of the truth."""
+    from dpstats._kernels.logistic import group_logistic
+    g = np.random.default_rng(3)
+    m, ng = 1500, 40
+    X = np.c_[np.ones(m * ng), g.normal(size=(m * ng, 2))]
+    beta = np.array([-0.5, 1.0, -0.7])
+    y = (g.uniform(size=m * ng) < 1 / (1 + np.exp(-X @ beta))).astype(float)
+    labels = np.repeat(np.arange(m), ng)
+    mle = group_logistic(X, y, labels, m, 1e-6)
+    mbr = median_bias_reduce(X, y, labels, m, mle)
+    below_mle, below_mbr = (mle < beta).mean(0), (mbr < beta).mean(0)
+    assert np.abs(below_mle[1:] - 0.5).min() > 0.04          # the bias is there
+    assert np.abs(below_mbr - 0.5).max() < 0.035              # and removed
+
+
+def test_bias_option():
+    assert resolve_bias("auto", True) == "median" and resolve_bias("auto", False) == "none"
+    with pytest.raises(ValidationError, match="bias"):
+        resolve_bias("mean", True)
+
+
+@pytest.mark.parametrize("v", [0.0, 0.03, 0.08])
+def test_noise_aware_quantile_covers(v):
+    """``Z / e^L`` with ``L ~ N(0, v)`` is inside +-c(v) 95% of the time; 1.96 under-covers."""
+    g = np.random.default_rng(7)
+    t = g.normal(size=400_000) / np.exp(np.sqrt(v) * g.normal(size=400_000))
+    c = tg.noise_aware_quantile(v)
+    assert np.mean(np.abs(t) <= c) == pytest.approx(0.95, abs=0.002)
+    if v > 0.02:
+        assert np.mean(np.abs(t) <= 1.959964) < 0.945
+
+
+def test_plan_gates_and_dask():
+    assert tg.plan_glm_inference(0.08, 0.95, 1666, 6, "off", False, 1e5).eps > 0
+    assert "release gate" in tg.plan_glm_inference(0.08, 0.95, 1111, 6, "off", False, 1e5).reason
+    assert "rows per column" in tg.plan_glm_inference(0.08, 0.95, 3000, 6, "off", False,
+                                                      1e5).reason
+    dask = tg.plan_glm_inference(0.08, 0.95, 1666, 6, "off", True, 1e5)
+    assert dask.reason == tg.DASK_REASON and dask.eps > 0       # set aside, as in memory
+    assert tg.plan_glm_inference(0.0, 0.95, 1666, 6, "off", False, 1e5).reason is None
+    # m="auto" rises to the gate when groups can keep 10 rows per column
+    assert choose_m_glm(100_000, 6, 0.95, 1e-5) * 0.95 / 6 >= 250
+    assert 100_000 / (choose_m_glm(100_000, 6, 0.95, 1e-5) * 6) >= tg.GLM_ROWS_PER_COLUMN
+
+
+def _frame(n, seed=0):
+    g = np.random.default_rng(seed)
+    df = pd.DataFrame({"x1": g.normal(size=n), "x2": g.exponential(size=n)})
+    eta = -0.4 + 0.8 * df.x1 - 0.5 * (df.x2 - 1)
+    df["y"] = (g.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(int)
+    return df, np.array([-0.4 + 0.5, 0.8, -0.5])
+
+
+def test_fit_releases_intervals_with_summary_columns_and_charges():
+    df, truth = _frame(20_000)
+    fit = dp.dp_glm("y ~ x1 + x2", df, eps=4.0, method="tukey", select=None, random_state=1)
+    assert fit.released and np.isfinite(fit.bse).all()
+    ci = fit.conf_int()
+    assert list(ci.index) == list(fit.params.index) and ci.shape == (3, 2)
+    assert np.all(np.abs(fit.params.to_numpy() - truth) < 5 * fit.bse.to_numpy())
+    text = str(fit.summary())
+    for col in ("std err", "P>|z|", "[0.025", "0.975]", "Tukey (logistic)", "Kenne Pagui"):
+        assert col in text
+    assert fit.tidy()[["std_error", "conf_low", "conf_high"]].notna().all().all()
+    led = fit.ledger
+    inf = led[led.stage == "inference"]
+    moments = inf[inf.detail.str.contains("weighted design moments")]
+    assert len(moments) == 1
+    assert f"L1 sensitivity {weighted_sensitivity(2):.4g}" in moments.detail.iloc[0]
+    reg = led[led.stage.isin(["regression", "inference"])].eps.sum()
+    assert inf.eps.sum() == pytest.approx(tg.TUKEY_GLM_INFERENCE_SHARE * reg)
+
+
+def test_gated_fits_say_why_and_take_nothing():
+    df, _ = _frame(5_000)
+    fit = dp.dp_glm("y ~ x1 + x2", df, eps=1.0, method="tukey", select=None, random_state=2)
+    assert fit.bse.isna().all()
+    assert "intervals not released" in str(fit.summary())
+    assert (fit.ledger.stage != "inference").all()
+    df, _ = _frame(20_000)
+    fit = dp.dp_glm("y ~ x1 + x2", df, eps=4.0, method="tukey", m=1500, select=None,
+                    random_state=2)
+    assert fit.bse.isna().all() and "rows per column" in str(fit.summary())
+
+
+def test_auto_never_picks_tukey():
+    df, _ = _frame(100_000)
+    fit = dp.dp_glm("y ~ x1 + x2", df, eps=1.0, select=None, random_state=3)
+    assert fit.method != "tukey"
