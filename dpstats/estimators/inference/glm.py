@@ -57,6 +57,7 @@ import numpy as np
 from ...mechanisms.simulation import simulation_noise
 from ..outcome import Inference
 from .gate import GATED
+from .glm_tail import tail_bias, tail_score
 from .simulate import symmetric_noise
 from .ssp import _covariance
 
@@ -187,7 +188,7 @@ def _ridge_model(Cs, ridge: float, theta: np.ndarray, priv):
 def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.ndarray,
                   ridge: float, noise: dict, M: np.ndarray, icol: int | None,
                   threshold: float, n_hat: float, eps: float, share: float,
-                  share_of: str) -> Inference:
+                  share_of: str, tail: np.ndarray | None = None) -> Inference:
     """The :class:`~dpstats.estimators.outcome.Inference` of an ``"objpert"`` fit (``kind``)
     from released values only (module docstring).
 
@@ -197,7 +198,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     "sigma_out": ...}``: sd of ``b`` and of the output noise), ``M`` the linear map to the
     original coefficients of the fitted columns, ``icol`` the position of the intercept in
     the original coefficients, ``threshold`` the released threshold, ``n_hat`` the released
-    row count (NaN when none) and ``eps`` the fit's.
+    row count (NaN when none) and ``eps`` the fit's; ``tail`` the clipped fit's score from
+    the cut tails (:func:`.glm_tail.tail_score`, plausible draws; None: no private box).
     """
     q = M.shape[0]
     if not math.isfinite(threshold):
@@ -216,6 +218,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
         return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
             theta.size)
     bias, cov = _ridge_model(Cs, ridge, theta, priv)
+    if tail is not None:
+        bias = bias + tail_bias(Cs, tail)               # the box's move (.glm_tail)
     shift = np.zeros(q)
     if icol is not None:
         shift[icol] = -threshold
@@ -280,19 +284,22 @@ def logistic_weights(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
 def perturbation_inference(kind: str, U, theta_k, design, kept, to_original,
                            threshold: float, n_noisy, eps: float, *, release,
                            ridge: float, noise: dict, share: float,
-                           share_of: str) -> Inference:
+                           share_of: str, row_scale: float | None = None) -> Inference:
     """Release the Fisher information of an objpert fit at its released unit-scale
     coefficients ``theta_k`` on the kept columns ``U`` (``release(U, weights) -> (C,
     sigma)``, a mechanism of :mod:`dpstats.mechanisms.curvature`) and return
     :func:`glm_inference`'s result; ``to_original`` maps all unit-scale coefficients to the
     original ones. The release happens whatever the result (what is charged does not depend
-    on the data)."""
+    on the data). ``row_scale``: the divisor of the fitted rows; given, the intervals include
+    the move of the private box's cut tails (:mod:`.glm_tail`)."""
     C_rel, sigma_c = release(U, logistic_weights(U, theta_k))
     q = design.mid.size
     M = fitted_map(to_original, list(kept), q)
     n_hat = math.nan if n_noisy is None else float(n_noisy)
+    tail = None if row_scale is None else tail_score(design, kept, row_scale, C_rel,
+                                                     np.asarray(theta_k))
     inf = glm_inference(kind, C_rel=C_rel, sigma_c=sigma_c, theta=np.asarray(theta_k),
                         ridge=ridge, noise=noise, M=M, icol=design.intercept_col,
                         threshold=threshold, n_hat=n_hat, eps=eps, share=share,
-                        share_of=share_of)
+                        share_of=share_of, tail=tail)
     return finish_cov(inf, [j for j in range(q) if j not in set(kept)])
