@@ -26,9 +26,7 @@ from ..mechanisms.bounds import Bounds, private_bounds, private_quantile
 from ..mechanisms.gdp import (
     CELLS_PER_OCTAVE,
     detection_threshold,
-    grid_cells,
     log_grid_edges,
-    log_grid_index,
     log_histograms,
     octave_sums,
     spans_from_histograms,
@@ -111,6 +109,7 @@ class HistCounts:
         noisy counts of the cells past each edge (centre beyond it, inner edge within
         ``reach``) and their centres' distances from that edge (capped at ``reach``).
 
+        >>> from dpstats.mechanisms.gdp import grid_cells, log_grid_index
         >>> h = HistCounts(np.zeros((1, grid_cells())), 1.0)
         >>> h.noisy[0, log_grid_index(2.0)] = 10.0       # 10 rows in [2, 2^1.25)
         >>> (c, a), (c_lo, a_lo) = h.tail(0, -2.0, 2.0, 1.0)
@@ -159,6 +158,7 @@ def drop_isolated(noisy: np.ndarray, threshold: float, strict: float,
     real data beside a noisy empty one) is kept as before. Post-processing of released
     counts.
 
+    >>> from dpstats.mechanisms.gdp import grid_cells
     >>> v = np.zeros((1, grid_cells())); v[0, [773, 774, 775, 850]] = [50.0, 80.0, 60.0, 45.0]
     >>> np.flatnonzero(drop_isolated(v, 40.0, 60.0)[0]).tolist()
     [773, 774, 775]

@@ -91,7 +91,7 @@ def tail_score(design, kept, s: float, C: np.ndarray, theta: np.ndarray,
             continue
         k = kept.index(j)
         for (count, dist), edge in zip(hist.tail(row, design.clip_lo[j], design.clip_hi[j],
-                                                 TAIL_MOVE * half), (1.0, -1.0)):
+                                                 TAIL_MOVE * half), (1.0, -1.0), strict=True):
             u = u_bar.copy()
             u[k] = edge / s
             eta = float(u @ theta)
