@@ -140,7 +140,7 @@ Releaser = Callable[[BoundsPlan, np.ndarray, np.ndarray], Bounds]
 ISOLATED_ALPHA = 1e-6
 #: An isolated outer cell that would widen the span of the other cells by more than this
 #: factor must clear :data:`ISOLATED_ALPHA`.
-ISOLATED_WIDEN = 4.0
+ISOLATED_WIDEN = 16.0
 
 
 def drop_isolated(noisy: np.ndarray, threshold: float, strict: float,
