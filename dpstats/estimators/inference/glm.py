@@ -19,7 +19,11 @@ Two sources of error, on the fitted (unit) scale, then mapped to the original on
   minimiser by ``-(C + r I)^-1 b`` (covariance ``s^2 (C + r I)^-2``), plus the mechanism's
   small output noise;
 * the private decision threshold ``t`` moves the released intercept by ``-t`` (a known,
-  released shift: a bias of the intercept, included).
+  released shift: a bias of the intercept, included);
+* the private box's cut tails (:mod:`.glm_tail`): the box moves the fit away from the model's
+  coefficients (the intercept for a skewed covariate's long tail); the move is estimated from
+  the released histogram counts beyond the box, with their noise, and added to the draws'
+  bias (``row_scale`` of :func:`perturbation_inference`).
 
 The released ``C`` is noisy: the bootstrap draws plausible informations ``C - E`` (``E`` a
 symmetric Gaussian matrix of the released noise scale) and, for each, error draws with the
@@ -106,9 +110,11 @@ REFERENCE = ("Fisher information released privately, privacy noise of the releas
 TAIL_CAVEAT = ("; when the box cuts the long tail of a skewed covariate (or label), the "
                "clipped fit's coefficients differ from the model's, the intercept most, and "
                "the interval need not hold the model's")
-COVERS = ("the logistic-regression coefficients of the inputs clipped to the released box "
-          "(the model's coefficients when the box holds the data), given the design and the "
-          "selected terms; the sampling part assumes the logistic model holds" + TAIL_CAVEAT)
+COVERS = ("the logistic-regression coefficients of the model, given the design and the "
+          "selected terms: the fit on the inputs clipped to the released box, moved by what "
+          "the box cuts as the released histogram counts beyond it say (cells up to "
+          "2 half-widths past the box; a tail reaching farther counts only up to there); the "
+          "sampling part assumes the logistic model holds")
 
 
 def outpert_inference(p: int) -> Inference:
