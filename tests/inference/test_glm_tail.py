@@ -1,7 +1,8 @@
 """The private box's cut tails in dp_glm's intervals (dpstats.estimators.inference.glm_tail).
 
 What is checked: the released histograms are kept on the design's bounds for the columns whose
-box they gave (none for public bounds); the tail's score reads released values only (a broken
+box they gave (none for public bounds); a side of noise only gives no move; the tail's score
+reads released values only (a broken
 variant reading the rows is caught); with noise-free counts the move ``C^-1 g`` is close to the
 clipped fit's coefficients minus the model's (statsmodels on the same rows); the intervals of
 a skewed design change with it and those of a public box do not. Coverage is measured by
@@ -57,9 +58,10 @@ def _inputs(d, theta):
     return kept, s, U.T @ (U * (w * (1 - w))[:, None])
 
 
-def test_tail_score_reads_released_values_only():
+def test_tail_score_reads_released_values_only(monkeypatch):
     """Same released box and counts, different rows: the same score. A variant that reads
     the rows (the unreleased cut tail) is caught by the same check."""
+    monkeypatch.setattr(glm_tail, "TAIL_Z", 0.0)     # every side enters (the gate is below)
     X, y = _skewed(20_000, 2)
     d = _design(X, y)
     theta = np.array([1.0, -0.3])
@@ -73,6 +75,21 @@ def test_tail_score_reads_released_values_only():
     for fn, same in ((glm_tail.tail_score, True), (broken, False)):
         a, b = fn(d, kept, s, C, theta), fn(other, kept, s, C, theta)
         assert np.allclose(a, b) is same
+
+
+def test_a_side_of_noise_only_is_left_out():
+    """Counts beyond the box that do not clear TAIL_Z sd of their noise give no move; a tail
+    of a few hundred rows does (here with a noise sd of 5)."""
+    X, y = _skewed(20_000, 4)
+    d = _design(X, y, bounds=(-1.3, 2.5))
+    theta = np.array([1.0, -0.3])
+    kept, s, C = _inputs(d, theta)
+    noise = np.zeros((1, log_histograms(X[:, 1:]).shape[1]))
+    d0 = replace(d, bounds=replace(d.bounds, hist=HistCounts(noise, 40.0, {1: 0})))
+    assert glm_tail.tail_score(d0, kept, s, C, theta) is None
+    d1 = replace(d, bounds=replace(d.bounds, hist=HistCounts(log_histograms(X[:, 1:]), 5.0,
+                                                             {1: 0})))
+    assert glm_tail.tail_score(d1, kept, s, C, theta).shape == (glm_tail.TAIL_DRAWS, 2)
 
 
 def test_move_matches_the_clipped_fit_with_exact_counts():

@@ -28,7 +28,8 @@ edge. The sigmoid's difference, not its first-order term ``w_i theta_j d_ij``: t
 sit where the linear predictor is far from 0 and their weights are small (first order
 doubled the slopes' move in the simulation below). :mod:`.glm` adds ``C_k^-1 g`` to each
 draw's bias, so the symmetric intervals hold the model's coefficients, not only the clipped
-fit's. The counts are noisy (the cells past the box are sparse: their noise is of the
+fit's. A side whose released sum does not clear :data:`TAIL_Z` sd of its noise is left
+out. The counts are noisy (the cells past the box are sparse: their noise is of the
 order of the signal) and ``g`` is linear in them, so each plausible information ``C_k`` gets
 its own plausible counts (the released ones minus a fresh draw of their noise, as the
 parametric bootstrap of :mod:`.glm` treats the information): the intervals widen by what
@@ -57,6 +58,11 @@ __all__ = ["TAIL_MOVE", "tail_score", "tail_bias"]
 
 #: How far beyond the box (in half-widths) released cells count toward the cut tail.
 TAIL_MOVE = 2.0
+#: A side of a column enters the move only when its released sum ``count @ move`` clears
+#: this many sd of its noise (``sigma ||move||``): below it the estimate is noise, and a noisy
+#: shift in each fit's draws cost Gaussian cells coverage (n = 100,000: worst 0.934 -> 0.918
+#: without the gate, 0.934 with it; design-notes.md).
+TAIL_Z = 3.0
 #: Plausible tails drawn (one per plausible information of :mod:`.glm`, cycled).
 TAIL_DRAWS = 200
 #: The seed of the plausible tails (public; distinct from the other bootstraps').
@@ -99,6 +105,8 @@ def tail_score(design, kept, s: float, C: np.ndarray, theta: np.ndarray,
             u[k] = edge / s
             eta = float(u @ theta)
             move = _sigmoid(eta + theta[k] * edge * dist / half / s) - _sigmoid(eta)
+            if not abs(float(count @ move)) > TAIL_Z * hist.sigma * np.linalg.norm(move):
+                continue                                 # the side's counts are noise
             counts.append(count)
             rows.append(move[:, None] * u[None, :])
     if not counts:
