@@ -153,7 +153,9 @@ class BoundedDesign:
     in ``[-1, 1]`` (None for an unbounded 0/1 label). ``mid``/``half`` (p,) and
     ``y_mid``/``y_half``: the affine map (intercept and unbounded label: 0 and 1). ``clip_lo``/
     ``clip_hi``: the released box (intercept and dropped columns: -inf, inf); ``y_box``: the
-    label's. ``bounds``: the resolved bounds (``eps``: what their release charged).
+    label's. ``bounds``: the resolved bounds (``eps``: what their release charged; ``hist``:
+    the released histograms behind a private box, read by
+    :mod:`dpstats.estimators.inference.glm_tail`).
     ``unusable``: the label's released bounds cannot be mapped back; withhold the fit.
     """
 
@@ -260,7 +262,11 @@ def _resolve(plan: BoundsPlan, X, y, release: Releaser | None) -> Bounds:
     y_lo, y_hi = (est.y_lo, est.y_hi) if plan.need_y else (given.y_lo, given.y_hi)
     if est is None:                 # nothing released here, nothing charged
         return Bounds(x_lo, x_hi, y_lo, y_hi, source=given.source, mode=given.mode)
-    return Bounds(x_lo, x_hi, y_lo, y_hi, source="private", mode=est.mode, eps=est.eps)
+    hist = None                     # the released histograms of the columns whose box they gave
+    if est.hist is not None and plan.auto_x:
+        hist = est.hist.for_columns({j: plan.features.index(j) for j in plan.private_features})
+    return Bounds(x_lo, x_hi, y_lo, y_hi, source="private", mode=est.mode, eps=est.eps,
+                  hist=hist)
 
 
 def _affine(lo, hi, symmetric: bool):

@@ -95,7 +95,7 @@ def _inference(U, theta_k, design, kept, s: float, t: float, n_noisy, eps: float
             V, w, 0.25, eps * share, delta * share, rng, ledger, stage="inference",
             what="Fisher information of the logistic fit"),
         ridge=op.ridge, noise={"s": op.sigma, "sigma_out": op.sigma_out}, share=share,
-        share_of="eps")
+        share_of="eps", row_scale=s)
 
 
 def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,7 +28,10 @@ class Bounds:
     ``x_lo``, ``x_hi`` are per-column arrays of shape (d,) and ``y_lo``, ``y_hi`` floats, each
     ``None`` when not given / not estimated; ``source`` is ``"public"``, ``"private"`` or
     ``"auto"`` (nothing given: estimate privately); ``mode`` is ``"column"`` or ``"global"``
-    for private bounds; ``eps`` is the budget charged to produce them (0 when public).
+    for private bounds; ``eps`` is the budget charged to produce them (0 when public);
+    ``hist``: the released noisy histograms behind log-histogram bounds (an object of
+    :mod:`dpstats.estimators.bounds_release`, rows aligned with the columns of ``x_lo``),
+    None otherwise. Released values: reading them again is post-processing.
     """
 
     x_lo: np.ndarray | None
@@ -38,6 +41,7 @@ class Bounds:
     source: str
     mode: str | None = None
     eps: float = 0.0
+    hist: object = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for arr in (self.x_lo, self.x_hi):

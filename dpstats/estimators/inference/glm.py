@@ -19,7 +19,11 @@ Two sources of error, on the fitted (unit) scale, then mapped to the original on
   minimiser by ``-(C + r I)^-1 b`` (covariance ``s^2 (C + r I)^-2``), plus the mechanism's
   small output noise;
 * the private decision threshold ``t`` moves the released intercept by ``-t`` (a known,
-  released shift: a bias of the intercept, included).
+  released shift: a bias of the intercept, included);
+* the private box's cut tails (:mod:`.glm_tail`): the box moves the fit away from the model's
+  coefficients (the intercept for a skewed covariate's long tail); the move is estimated from
+  the released histogram counts beyond the box, with their noise, and added to the draws'
+  bias (``row_scale`` of :func:`perturbation_inference`).
 
 The released ``C`` is noisy: the bootstrap draws plausible informations ``C - E`` (``E`` a
 symmetric Gaussian matrix of the released noise scale) and, for each, error draws with the
@@ -57,6 +61,7 @@ import numpy as np
 from ...mechanisms.simulation import simulation_noise
 from ..outcome import Inference
 from .gate import GATED
+from .glm_tail import tail_bias, tail_score
 from .simulate import symmetric_noise
 from .ssp import _covariance
 
@@ -105,9 +110,11 @@ REFERENCE = ("Fisher information released privately, privacy noise of the releas
 TAIL_CAVEAT = ("; when the box cuts the long tail of a skewed covariate (or label), the "
                "clipped fit's coefficients differ from the model's, the intercept most, and "
                "the interval need not hold the model's")
-COVERS = ("the logistic-regression coefficients of the inputs clipped to the released box "
-          "(the model's coefficients when the box holds the data), given the design and the "
-          "selected terms; the sampling part assumes the logistic model holds" + TAIL_CAVEAT)
+COVERS = ("the logistic-regression coefficients of the model, given the design and the "
+          "selected terms: the fit on the inputs clipped to the released box, moved by what "
+          "the box cuts as the released histogram counts beyond it say (cells up to "
+          "2 half-widths past the box; a tail reaching farther counts only up to there); the "
+          "sampling part assumes the logistic model holds")
 
 
 def outpert_inference(p: int) -> Inference:
@@ -187,7 +194,7 @@ def _ridge_model(Cs, ridge: float, theta: np.ndarray, priv):
 def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.ndarray,
                   ridge: float, noise: dict, M: np.ndarray, icol: int | None,
                   threshold: float, n_hat: float, eps: float, share: float,
-                  share_of: str) -> Inference:
+                  share_of: str, tail: np.ndarray | None = None) -> Inference:
     """The :class:`~dpstats.estimators.outcome.Inference` of an ``"objpert"`` fit (``kind``)
     from released values only (module docstring).
 
@@ -197,7 +204,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     "sigma_out": ...}``: sd of ``b`` and of the output noise), ``M`` the linear map to the
     original coefficients of the fitted columns, ``icol`` the position of the intercept in
     the original coefficients, ``threshold`` the released threshold, ``n_hat`` the released
-    row count (NaN when none) and ``eps`` the fit's.
+    row count (NaN when none) and ``eps`` the fit's; ``tail`` the clipped fit's score from
+    the cut tails (:func:`.glm_tail.tail_score`, plausible draws; None: no private box).
     """
     q = M.shape[0]
     if not math.isfinite(threshold):
@@ -216,6 +224,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
         return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
             theta.size)
     bias, cov = _ridge_model(Cs, ridge, theta, priv)
+    if tail is not None:
+        bias = bias + tail_bias(Cs, tail)               # the box's move (.glm_tail)
     shift = np.zeros(q)
     if icol is not None:
         shift[icol] = -threshold
@@ -280,19 +290,22 @@ def logistic_weights(U: np.ndarray, theta: np.ndarray) -> np.ndarray:
 def perturbation_inference(kind: str, U, theta_k, design, kept, to_original,
                            threshold: float, n_noisy, eps: float, *, release,
                            ridge: float, noise: dict, share: float,
-                           share_of: str) -> Inference:
+                           share_of: str, row_scale: float | None = None) -> Inference:
     """Release the Fisher information of an objpert fit at its released unit-scale
     coefficients ``theta_k`` on the kept columns ``U`` (``release(U, weights) -> (C,
     sigma)``, a mechanism of :mod:`dpstats.mechanisms.curvature`) and return
     :func:`glm_inference`'s result; ``to_original`` maps all unit-scale coefficients to the
     original ones. The release happens whatever the result (what is charged does not depend
-    on the data)."""
+    on the data). ``row_scale``: the divisor of the fitted rows; given, the intervals include
+    the move of the private box's cut tails (:mod:`.glm_tail`)."""
     C_rel, sigma_c = release(U, logistic_weights(U, theta_k))
     q = design.mid.size
     M = fitted_map(to_original, list(kept), q)
     n_hat = math.nan if n_noisy is None else float(n_noisy)
+    tail = None if row_scale is None else tail_score(design, kept, row_scale, C_rel,
+                                                     np.asarray(theta_k))
     inf = glm_inference(kind, C_rel=C_rel, sigma_c=sigma_c, theta=np.asarray(theta_k),
                         ridge=ridge, noise=noise, M=M, icol=design.intercept_col,
                         threshold=threshold, n_hat=n_hat, eps=eps, share=share,
-                        share_of=share_of)
+                        share_of=share_of, tail=tail)
     return finish_cov(inf, [j for j in range(q) if j not in set(kept)])
