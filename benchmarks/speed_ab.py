@@ -26,8 +26,6 @@ import hashlib
 import json
 import math
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -39,16 +37,8 @@ EPS = math.log(3)
 
 def worker(root: str, n: int, d: int, repeats: int) -> dict:
     """Timings of one checkout (``root`` first on ``sys.path``) in this fresh process."""
-    sys.path.insert(0, root)
-    import warnings
-
+    dp, df, formula = sc.checkout_frame(root, n, d)
     import statsmodels.formula.api as smf
-
-    import dpstats as dp
-    assert Path(dp.__file__).resolve().is_relative_to(Path(root).resolve()), dp.__file__
-    warnings.simplefilter("ignore")
-    df = sc.synthetic_frame(n, d)
-    formula = sc.patsy_formula("y", [c for c in df.columns if c != "y"])
     dp.dp_lm("y ~ .", df.iloc[:2000], eps=EPS, random_state=0)
     digest = hashlib.sha256()
     fit = dp.dp_lm("y ~ .", df, eps=EPS, random_state=0)          # off the clock
@@ -69,17 +59,6 @@ def worker(root: str, n: int, d: int, repeats: int) -> dict:
                 best[key] = (wall, cpu)
     return {"ols_s": best["ols"][0], "ols_cpu": best["ols"][1], "dp_s": best["dp"][0],
             "dp_cpu": best["dp"][1], "method": fit.method, "release": digest.hexdigest()[:16]}
-
-
-def _run(root: str, n: int, d: int, repeats: int) -> dict:
-    cmd = [sys.executable, __file__, "--worker", root, "--n", str(n), "--d", str(d),
-           "--repeats", str(repeats)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                         env={**os.environ, "DPSTATS_QUIET": "1"})
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
-    if out.returncode != 0 or not lines:
-        raise RuntimeError((out.stderr.strip().splitlines() or ["no output"])[-1])
-    return json.loads(lines[-1])
 
 
 def main() -> None:
@@ -105,7 +84,7 @@ def main() -> None:
         order = ["baseline", "this"] if r % 2 == 0 else ["this", "baseline"]
         for which in order:
             load = os.getloadavg()[0]
-            got = _run(roots[which], n, a.d, a.repeats)
+            got = sc.run_checkout(__file__, roots[which], n, a.d, a.repeats)
             got.update({"round": r, "code": which, "load": round(load, 1),
                         "dp / statsmodels": got["dp_s"] / got["ols_s"],
                         "cpu dp / statsmodels": got["dp_cpu"] / got["ols_cpu"]})

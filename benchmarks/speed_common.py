@@ -56,6 +56,33 @@ def patsy_formula(label: str, columns) -> str:
     return f"{term(label)} ~ " + " + ".join(term(c) for c in columns if c != label)
 
 
+def checkout_frame(root: str, n: int, d: int):
+    """In a fresh worker process: put checkout ``root`` first on ``sys.path``, import its
+    dpstats (asserted to be that checkout's) and return ``(dpstats, frame, patsy formula)`` of
+    the synthetic ``n`` x ``d`` data (warnings silenced)."""
+    sys.path.insert(0, root)
+    import warnings
+
+    import dpstats as dp
+    assert Path(dp.__file__).resolve().is_relative_to(Path(root).resolve()), dp.__file__
+    warnings.simplefilter("ignore")
+    df = synthetic_frame(n, d)
+    return dp, df, patsy_formula("y", [c for c in df.columns if c != "y"])
+
+
+def run_checkout(script: str, root: str, n: int, d: int, repeats: int) -> dict:
+    """Run ``script --worker ROOT --n --d --repeats`` (an A/B script's worker, timing checkout
+    ``root``) in a fresh quiet interpreter; its last ``{``-line of stdout is the JSON result."""
+    cmd = [sys.executable, script, "--worker", root, "--n", str(n), "--d", str(d),
+           "--repeats", str(repeats)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                         env={**os.environ, "DPSTATS_QUIET": "1"})
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if out.returncode != 0 or not lines:
+        raise RuntimeError((out.stderr.strip().splitlines() or ["no output"])[-1])
+    return json.loads(lines[-1])
+
+
 def _trim_heap() -> None:
     """Hand freed heap memory back to the OS (glibc), so a peak is measured from a low base."""
     try:

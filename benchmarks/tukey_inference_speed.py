@@ -34,8 +34,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -47,19 +45,12 @@ OUT = Path(__file__).resolve().parent / "results" / "tukey_inference_speed.csv"
 
 def worker(root: str, n: int, d: int, repeats: int) -> dict:
     """Median timings of one checkout (``root`` first on ``sys.path``) in this fresh process."""
-    sys.path.insert(0, root)
-    import warnings
-
+    dp, df, formula = sc.checkout_frame(root, n, d)
     import statsmodels.formula.api as smf
 
-    import dpstats as dp
     from dpstats.estimators.tukey.choose_m import choose_m
     from dpstats.mechanisms.model_spread import tukey_noise_factor
     from dpstats.mechanisms.ptr import ptr_parameters
-    assert Path(dp.__file__).resolve().is_relative_to(Path(root).resolve()), dp.__file__
-    warnings.simplefilter("ignore")
-    df = sc.synthetic_frame(n, d)
-    formula = sc.patsy_formula("y", [c for c in df.columns if c != "y"])
     m = choose_m(n, d + 1, 0.95, 1e-5)
     t0 = time.perf_counter()
     tukey_noise_factor(m, d + 1, ptr_parameters(0.95 * 0.9, 1e-5).multiplier)
@@ -115,17 +106,6 @@ def worker(root: str, n: int, d: int, repeats: int) -> dict:
             "times": {k: [round(t, 4) for t in v] for k, v in times.items()}}
 
 
-def _run(root: str, n: int, d: int, repeats: int) -> dict:
-    cmd = [sys.executable, __file__, "--worker", root, "--n", str(n), "--d", str(d),
-           "--repeats", str(repeats)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                         env={**os.environ, "DPSTATS_QUIET": "1"})
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
-    if out.returncode != 0 or not lines:
-        raise RuntimeError((out.stderr.strip().splitlines() or ["no output"])[-1])
-    return json.loads(lines[-1])
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=float, default=1e6)
@@ -150,7 +130,7 @@ def main(argv=None) -> None:
         order = list(roots) if r % 2 == 0 else list(roots)[::-1]
         for which in order:
             load = os.getloadavg()[0]
-            got = _run(roots[which], n, a.d, a.repeats)
+            got = sc.run_checkout(__file__, roots[which], n, a.d, a.repeats)
             times = got.pop("times")
             got.update({"n": n, "d": a.d, "round": r, "code": which, "load": round(load, 1),
                         "load_after": round(os.getloadavg()[0], 1),
