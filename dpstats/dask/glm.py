@@ -16,7 +16,11 @@ in memory (:meth:`~dpstats.dask.passes.GramPass.mapped`, the kept columns, divid
 * ``correct(theta, candidates)``: for each candidate threshold, the rows classified correctly
   (one pass, 33 counts): the utility of the exponential mechanism that picks the threshold;
 * ``class_counts()``: the number of rows of each class, for the intercept-only model's
-  Laplace counts (taken from the same pass as ``correct``, so no extra pass).
+  Laplace counts (taken from the same pass as ``correct``, so no extra pass);
+* ``fisher(theta)``: the exact ``sum_i w_i u_i u_i'`` (``w = mu (1 - mu)``) that objective
+  perturbation's standard errors release with noise
+  (:func:`dpstats.mechanisms.curvature.release_curvature`), at the released point: taken from
+  the threshold's pass (the same point), so no extra pass.
 
 The releases (Gaussian output noise or objective perturbation, the exponential mechanism, the
 Laplace counts) are made on the client by the estimator's own code, in the same order; a
@@ -32,6 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..estimators.outpert import GRAD_TOL
+from ..mechanisms.curvature import curvature_sum
 from .passes import GramPass, reduce_frame
 
 __all__ = ["LogisticPass", "DaskRows"]
@@ -41,7 +46,9 @@ __all__ = ["LogisticPass", "DaskRows"]
 class LogisticPass:
     """On one partition: with ``theta``, the logistic loss sum, gradient and Hessian of the
     data part at ``theta``; with ``cands`` (and ``theta``), the correct-classification count
-    of each threshold candidate (predict 1 when the score is ``>= t``) and the class counts."""
+    of each threshold candidate (predict 1 when the score is ``>= t``), the class counts and
+    the curvature sum at ``theta`` (:func:`~dpstats.mechanisms.curvature.curvature_sum`, exact:
+    the client adds the noise)."""
 
     rows: GramPass
     kept: tuple[int, ...]
@@ -58,8 +65,10 @@ class LogisticPass:
             s1, s0 = np.sort(e[pos]), np.sort(e[~pos])
             correct = (s1.size - np.searchsorted(s1, self.cands, side="left")) \
                 + np.searchsorted(s0, self.cands, side="left")
+            mu = 0.5 * (1.0 + np.tanh(0.5 * e))
             return {"correct": correct.astype(np.float64),
-                    "classes": np.array([s0.size, s1.size], dtype=np.float64)}
+                    "classes": np.array([s0.size, s1.size], dtype=np.float64),
+                    "fisher": curvature_sum(U, mu * (1.0 - mu), 0.25)}
         mu = 0.5 * (1.0 + np.tanh(0.5 * e))
         return {"f": np.array([np.sum(np.logaddexp(0.0, e) - y * e)]),
                 "g": U.T @ (mu - y), "H": (U.T * (mu * (1.0 - mu))) @ U}
@@ -73,6 +82,7 @@ class DaskRows:
         self.ddf, self.s = ddf, float(s)
         self._base = LogisticPass(rows, tuple(int(j) for j in kept), self.s, np.zeros(len(kept)))
         self._classes = None
+        self._fisher = None             # (theta, exact curvature sum) of the threshold's pass
         self.passes = 0
 
     def _at(self, theta, cands=None) -> dict:
@@ -118,7 +128,16 @@ class DaskRows:
         """Rows classified correctly by each threshold candidate (one pass)."""
         out = self._at(theta, np.asarray(cands, dtype=np.float64))
         self._classes = out["classes"]
+        self._fisher = (np.array(theta, dtype=float), out["fisher"])
         return out["correct"].astype(np.int64)
+
+    def fisher(self, theta) -> np.ndarray:
+        """The exact curvature sum at ``theta`` (module docstring): from the threshold's pass
+        when it was at ``theta``, else one pass of its own."""
+        theta = np.array(theta, dtype=float)
+        if self._fisher is None or not np.array_equal(self._fisher[0], theta):
+            self.correct(theta, np.zeros(1))
+        return self._fisher[1]
 
     def class_counts(self) -> np.ndarray:
         """``[#y = 0, #y = 1]`` (from the threshold's pass, or one pass of its own)."""

@@ -82,18 +82,21 @@ OPTIONS = OptionSpec((
 ))
 
 
-def _inference(U, theta_k, design, kept, s: float, t: float, n_noisy, eps: float,
+def _inference(rows, theta_k, design, kept, s: float, t: float, n_noisy, eps: float,
                delta: float, share: float, op, rng, ledger):
     """Standard errors (:mod:`dpstats.estimators.inference.glm`): the Fisher information at
     the released fit, a Gaussian release with ``share`` of the fit's eps and delta (stage
-    "inference"); None when ``share`` is 0."""
+    "inference"); None when ``share`` is 0. On dask (``rows`` without ``U``) the exact sum
+    comes from the workers (:meth:`dpstats.dask.glm.DaskRows.fisher`), the noise from here."""
     if share <= 0:
         return None
+    U = getattr(rows, "U", None)
+    exact = rows.fisher(theta_k) if U is None else None
     return perturbation_inference(
         "objpert", U, theta_k, design, kept, lambda v: to_original(design, v, s), t, n_noisy,
         eps, release=lambda V, w: release_curvature(
             V, w, 0.25, eps * share, delta * share, rng, ledger, stage="inference",
-            what="Fisher information of the logistic fit"),
+            what="Fisher information of the logistic fit", exact=exact),
         ridge=op.ridge, noise={"s": op.sigma, "sigma_out": op.sigma_out}, share=share,
         share_of="eps", row_scale=s)
 
@@ -118,8 +121,9 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Options (:data:`OPTIONS`; standard errors: :mod:`dpstats.estimators.inference.glm`).
     n_noisy : float, optional (the released row count, for the intervals' gate only)
     engine : object, optional
-        Dask statistics (:mod:`dpstats.dask.glm`; X and y have no rows). On dask the inference
-        share is set aside unspent and no standard errors are released.
+        Dask statistics (:mod:`dpstats.dask.glm`; X and y have no rows). On dask the Fisher
+        information's exact sum comes from the threshold's pass on the workers (no extra
+        pass); its noise, and everything after, is drawn here as in memory.
 
     Returns
     -------
@@ -158,8 +162,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     theta_k = op.release(rows.ridge_fit(op.ridge, tol=GRAD_TOL, linear=op.b))
     t, only, beta = threshold_and_map(rows, theta_k, design, kept, s, icol, X.shape[1],
                                       eps_t, eps_c, rng, ledger, stage)
-    inference = _inference(getattr(rows, "U", None), theta_k, design, kept, s, t, n_noisy,
-                           eps_all, delta_all, inf if engine is None else 0.0, op, rng, ledger)
+    inference = _inference(rows, theta_k, design, kept, s, t, n_noisy, eps_all, delta_all, inf,
+                           op, rng, ledger)
     details = {"ridge": op.ridge, "sigma": op.sigma, "threshold": t, "intercept_only": only,
                "bounds": plan.source(coarse=True), "eps_bounds": eps_b,
                "eps_threshold": eps_t, "eps_counts": eps_c}

@@ -93,10 +93,15 @@ def release_rss_part(plan, part: str, U, y, theta):
 
 def release_curvature(U, weights, weight_bound: float, eps: float, delta: float, rng,
                       ledger=None, *, stage: str | None = "inference",
-                      what: str = "curvature of the loss at the released coefficients"):
+                      what: str = "curvature of the loss at the released coefficients",
+                      exact=None):
     """Release the curvature on its own: the analytic Gaussian mechanism on the upper triangle
     (L2 sensitivity ``weight_bound``), ``(eps, delta)``-DP, charged to ``ledger``; returns
-    ``(matrix, sigma)``.
+    ``(matrix, sigma)``. Neighbours: add or remove one row (one term ``w_i u_i u_i'`` of
+    Frobenius norm at most ``weight_bound``, after the rows' clip to norm 1 and the weights'
+    to ``[0, weight_bound]``). ``exact``: the same sum :func:`curvature_sum` computed elsewhere
+    (a dask frame's workers, :meth:`dpstats.dask.glm.DaskRows.fisher`, by this function; ``U``
+    and ``weights`` are then unused).
 
     >>> U = np.array([[0.6, 0.8], [1.0, 0.0]])
     >>> C, s = release_curvature(U, [0.25, 0.25], 0.25, 1e6, 1e-5, np.random.default_rng(0))
@@ -112,7 +117,7 @@ def release_curvature(U, weights, weight_bound: float, eps: float, delta: float,
                       detail=f"{what} (upper triangle of sum_i w_i u_i u_i', rows of L2 norm "
                              f"<= 1, weights in [0, {bound:.4g}]); L2 sensitivity {bound:.4g}, "
                              f"sigma {sigma:.4g}")
-    C = curvature_sum(U, weights, bound)
+    C = curvature_sum(U, weights, bound) if exact is None else np.asarray(exact, dtype=np.float64)
     p = C.shape[0]
     iu = np.triu_indices(p)
     out = np.zeros((p, p))

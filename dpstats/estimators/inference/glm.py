@@ -297,8 +297,9 @@ def perturbation_inference(kind: str, U, theta_k, design, kept, to_original,
     :func:`glm_inference`'s result; ``to_original`` maps all unit-scale coefficients to the
     original ones. The release happens whatever the result (what is charged does not depend
     on the data). ``row_scale``: the divisor of the fitted rows; given, the intervals include
-    the move of the private box's cut tails (:mod:`.glm_tail`)."""
-    C_rel, sigma_c = release(U, logistic_weights(U, theta_k))
+    the move of the private box's cut tails (:mod:`.glm_tail`). ``U`` None: a dask frame's
+    (``release`` holds the workers' exact sum)."""
+    C_rel, sigma_c = release(U, None if U is None else logistic_weights(U, theta_k))
     q = design.mid.size
     M = fitted_map(to_original, list(kept), q)
     n_hat = math.nan if n_noisy is None else float(n_noisy)
