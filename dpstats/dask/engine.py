@@ -18,7 +18,9 @@ with no rows, and asks the engine for the statistics its releases read:
   label is uniform and independent of the data and of the partitioning. Each group's model is
   the minimum-norm least-squares solution from its Gram matrix. When the first pass already
   took the group sums at this ``m`` (:mod:`dpstats.dask.speculate`, the seed then drawn
-  before it), they are used and no pass runs.
+  before it), they are used and no pass runs; nor does one when that pass's subsample holds
+  every row of the frame (below 2^21 rows): the group sums at the chosen ``m`` are then taken
+  from those rows on their worker (:func:`held_models`: the same floats as the pass).
 
 The releases, their order and their sensitivities are the estimator's own; with the same
 group labels (an injected :data:`LABELS` source in tests) a seeded fit equals the in-memory
@@ -33,7 +35,15 @@ import numpy as np
 
 from ..mechanisms.sampling import group_seed
 from .design import PartitionDesign
-from .fold import fold_frame
+from .fold import (
+    add_partials,
+    chain_count,
+    chain_sums,
+    fold_frame,
+    groups_of,
+    pairwise,
+    whole_chains,
+)
 from .passes import (
     RAW_MAX_ROWS,
     GramPass,
@@ -124,6 +134,27 @@ def models_of(sums: dict) -> np.ndarray:
                         np.ascontiguousarray(sums["sum"].T), sums["count"])
 
 
+def _source():
+    """The group labels' source: :func:`~dpstats.dask.passes.seeded_labels`, or the tests'."""
+    return seeded_labels if LABELS is None else LABELS
+
+
+def guessed_models(total: dict, p: int, keep) -> np.ndarray:
+    """The group models of the ``keep`` columns from a held first pass's sums of all ``p``
+    columns (:mod:`.speculate`; on the worker holding them: only the models move)."""
+    return Finish(models_of, len(keep))(kept_sums(groups_of(total), p, keep))
+
+
+def held_models(total: dict, keep, m: int, seed: int, source, chains: int) -> np.ndarray:
+    """The group models at ``m`` of the ``keep`` columns from a held first pass whose
+    subsample holds every row: the sums a :class:`~dpstats.dask.passes.GroupPass` with
+    ``chains`` chains takes (the same rows, labels, kernel and order: the same floats),
+    without reading the frame again."""
+    sums = pairwise([chain_sums(chain, m, seed, source, keep)
+                     for chain in whole_chains(total, chains)], add_partials)
+    return Finish(models_of, len(keep))(sums)
+
+
 class Engine:
     """Statistics of the ``keep`` design columns of a dask frame (see the module docstring).
 
@@ -182,14 +213,16 @@ class Engine:
         pre, self.prefetch = self.prefetch, None         # the first Tukey fit's only
         if pre is None:
             return self._groups(m, rng, models_of)
-        if pre.sums is not None and pre.m == int(m):    # the first pass's sums: no pass
-            return Finish(models_of, len(self.keep))(kept_sums(pre.sums, pre.p, self.keep))
+        if pre.held is not None and pre.m == int(m):    # the first pass's sums: no pass
+            return pre.held.apply(guessed_models, pre.p, self.keep)
+        if pre.held is not None and pre.whole:          # every row held: no pass either
+            chains = chain_count(self.ddf.npartitions)
+            return pre.held.apply(held_models, self.keep, int(m), pre.seed, _source(), chains)
         return self._groups(m, rng, models_of, seed=pre.seed)
 
     def _groups(self, m: int, rng, finish, seed: int | None = None):
         seed = group_seed(rng) if seed is None else seed
-        source = seeded_labels if LABELS is None else LABELS
-        return fold_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, source),
+        return fold_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, _source()),
                           Finish(finish, len(self.keep)))
 
     def lasso_votes(self, m: int, k: int, rng) -> np.ndarray:

@@ -18,9 +18,10 @@ made on the client by the same mechanisms; only what they read is computed on th
   ``random_groups(n, 1/q) == 0``, one seed drawn from the fit's generator; ``q = 1``: every row,
   nothing drawn, as in memory). When the first pass took the Tukey group sums speculatively it
   also kept the rows whose uniform (from a seed drawn before it) lies below a threshold
-  (:func:`dpstats.dask.fold.thinned`, at most 2^21 rows); the windows then take the
-  rows below ``q`` from them, with no pass, and otherwise the same rows by a pass with the
-  same seed. The group models are already on the client.
+  (:func:`dpstats.dask.fold.thinned`, at most 2^21 rows, held on a worker); the windows then
+  take the rows below ``q`` from them there (only those rows come to the client), with no
+  pass, and otherwise the same rows by a pass with the same seed. The group models are
+  already on the client.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..mechanisms.meat import clipped_meat
+from .fold import held_rows
 from .passes import GramPass, SamplePass, reduce_frame, sample_frame
 
 __all__ = ["ResidualPass", "ResidualRows", "TukeyRows"]
@@ -88,9 +90,8 @@ class TukeyRows:
         least ``q`` (no pass), else one pass with the same seed (the same rows)."""
         from ..mechanisms.sampling import group_seed
         spec = self.speculative
-        if spec is not None and q <= spec["thr"]:
-            rows = spec["u"] < q
-            return np.ascontiguousarray(spec["X"][rows][:, list(self.keep)]), spec["y"][rows]
+        if spec is not None and q <= spec["thr"]:      # filtered where the rows are held
+            return spec["held"].apply(held_rows, q, self.keep)
         if spec is not None:
             seed = spec["seed"]
         else:

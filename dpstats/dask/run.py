@@ -69,7 +69,7 @@ from ..pipeline.run import (
 from ..pipeline.select import candidate_columns, candidate_terms
 from . import engine as _engine
 from .design import PartitionDesign, schema, unknown_categoricals
-from .fold import FusedPass, fold_frame, fused_total
+from .fold import FusedPass, fold_frame, fused_stats
 from .methods import MethodsEngine
 from .numeric import numeric_plan
 from .passes import FirstPass, LevelsPass, reduce_frame, seeded_labels
@@ -167,7 +167,9 @@ def _first_pass(request, ddf, part: PartitionDesign, levels) -> tuple[dict, Pref
     """The first pass's total and, when a linear Tukey fit may follow, the group sums of every
     design column at a public guess of its number of models, in the same read
     (:mod:`dpstats.dask.speculate`: the labels' seed is drawn here, before the count), with
-    a subsample of rows for the Tukey intervals' windows (its seed drawn here too)."""
+    a subsample of rows for the Tukey intervals' windows (its seed drawn here too). Only the
+    first pass's statistics come back: the group sums and the subsample stay on a worker
+    (:class:`~dpstats.dask.fold.Held`), read there by the Tukey stage."""
     first = FirstPass(part, centre=request.method == "tukey" or (
         request.kind == "lm" and request.method == "auto"))
     m = guess_models(request, len(part.columns), levels)
@@ -176,9 +178,10 @@ def _first_pass(request, ddf, part: PartitionDesign, levels) -> tuple[dict, Pref
     pre = Prefetch(seed=group_seed(request.rng), m=m, p=len(part.columns))
     sample_seed = group_seed(request.rng)          # the Tukey windows' rows (speculate.py)
     source = seeded_labels if _engine.LABELS is None else _engine.LABELS
-    stats = fold_frame(ddf, FusedPass(first, m, pre.seed, source, sample_seed), fused_total)
-    pre.sums = stats.pop("groups")
-    stats["sample"]["seed"] = sample_seed
+    stats, pre.held = fold_frame(ddf, FusedPass(first, m, pre.seed, source, sample_seed),
+                                 fused_stats, hold=True)    # the sums and rows stay there
+    pre.whole = stats["sample"]["thr"] == 1.0
+    stats["sample"].update(seed=sample_seed, held=pre.held)
     return stats, pre
 
 

@@ -46,13 +46,16 @@ ENABLED = True
 
 @dataclass
 class Prefetch:
-    """The seed of the group labels, drawn before the first pass, and the first pass's sums of
-    all ``p`` design columns at ``m`` models (None once used or when not taken)."""
+    """The seed of the group labels, drawn before the first pass, and the first pass's total
+    held on its worker (:class:`~dpstats.dask.fold.Held`; None when not taken), whose group
+    sums of all ``p`` design columns are at ``m`` models (:func:`~dpstats.dask.fold.groups_of`)
+    and whose subsample holds every row when ``whole``."""
 
     seed: int
     m: int
     p: int
-    sums: np.ndarray | None = None
+    held: object = None
+    whole: bool = False
 
 
 def guess_models(request, n_columns: int, levels: tuple[float, float]) -> int | None:

@@ -125,7 +125,14 @@ def test_per_round_methods_equal_pandas(client, method, opts):
     np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9)
 
 
-def test_tukey_equals_pandas_given_the_same_labels(client, monkeypatch):
+@pytest.mark.parametrize("held", [True, False])
+def test_tukey_equals_pandas_given_the_same_labels(client, monkeypatch, held):
+    """With ``held`` the first pass's subsample holds every row and the group sums at the
+    chosen m come from those rows on their worker; else (the subsample thinned) from a
+    GroupPass. Either way the pandas fit's models, given the same labels."""
+    from dpstats.dask import fold
+    if not held:
+        monkeypatch.setattr(fold, "SAMPLE_ROWS", 1000)
     df = frame().dropna()
     df = df[np.isfinite(df.x2)].reset_index(drop=True)   # labels by index: every row kept
     labels = FixedLabels(np.random.default_rng(9).random(len(df)), draw=False)
@@ -139,15 +146,22 @@ def test_tukey_equals_pandas_given_the_same_labels(client, monkeypatch):
                      method="tukey", random_state=4)
         assert b.n_noisy == a.n_noisy and b.ptr.passed == a.ptr.passed
         np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-6)
-    # m chosen from the count is not the first pass's guess (the cap): one group pass each
-    assert seen == ["GroupPass", "GroupPass"]
+    # m chosen from the count is not the first pass's guess (the cap): one group pass each,
+    # unless the rows are held
+    assert seen == ([] if held else ["GroupPass", "GroupPass"])
 
 
-@pytest.mark.parametrize("m, passes_after", [(120, []), ("half", ["GroupPass"])])
-def test_tukey_group_sums_from_the_first_pass(client, monkeypatch, m, passes_after):
+@pytest.mark.parametrize("m, passes_after, rows", [(120, [], 1 << 21), (120, [], 1000),
+                                                   ("half", [], 1 << 21),
+                                                   ("half", ["GroupPass"], 1000)])
+def test_tukey_group_sums_from_the_first_pass(client, monkeypatch, m, passes_after, rows):
     """At the first pass's guess of m (here the user's m) the Tukey fit reads no more data and
     equals the pandas fit given the same labels; sums taken at another m are never used (a
-    broken variant that used them would fit the wrong groups and differ)."""
+    broken variant that used them would fit the wrong groups and differ). At another m the
+    group sums come from the rows the first pass holds, or (its subsample thinned at
+    ``rows``) from a GroupPass."""
+    from dpstats.dask import fold
+    monkeypatch.setattr(fold, "SAMPLE_ROWS", rows)
     df = frame().dropna()
     df = df[np.isfinite(df.x2)].reset_index(drop=True)
     labels = FixedLabels(np.random.default_rng(5).random(len(df)), draw=False)

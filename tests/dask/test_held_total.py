@@ -1,0 +1,155 @@
+"""The first pass's total held on its worker (dpstats.dask.fold.Held): the group sums it defers
+while a chain's subsample holds every row, the Tukey group models taken from those rows
+instead of a second read, and the windows' rows filtered where they are held. Every path must
+give the same floats as the code it replaces (the eager sums, a GroupPass, the joined
+subsample), so a seeded dask fit releases the same values whichever path runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+import dpstats as dp  # noqa: E402
+from dpstats.dask import engine, fold  # noqa: E402
+from dpstats.dask.design import PartitionDesign  # noqa: E402
+from dpstats.dask.passes import FirstPass, GroupPass, seeded_labels  # noqa: E402
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])   # helpers go to the workers
+
+PART = PartitionDesign("y ~ a + b + c", "lm", ("Intercept", "a", "b", "c"))
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def data(n: int = 3000, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    df["y"] = df.a - 2 * df.b + rng.standard_t(3, n)
+    df.loc[::41, "b"] = np.nan                    # dropped rows: the design is not the frame
+    return df
+
+
+def fused(sample: bool, m: int = 40) -> fold.FusedPass:
+    return fold.FusedPass(FirstPass(PART, centre=True), m, 5, seeded_labels,
+                          sample_seed=17 if sample else None)
+
+
+def reversed_chains(total: dict) -> np.ndarray:
+    """A broken deferral: each chain's partitions summed in reverse order."""
+    chains = [chain[::-1] for chain in total["deferred"]]
+    return fold.pairwise([fold.chain_sums(c, *total["spec"]) for c in chains],
+                         fold.add_partials)
+
+
+@pytest.mark.parametrize("rows", [1 << 21, 700])          # deferred to the end / thinned
+@pytest.mark.parametrize("mode", ["pinned", "unpinned", "local"])
+def test_deferred_group_sums_equal_the_eager_ones(client, monkeypatch, rows, mode):
+    """The sums a chain defers while its subsample holds every row are the floats the eager
+    steps add (bit for bit), whether they are taken at the end or when the subsample first
+    drops rows, for 2 and 3 chains, pinned, unpinned or without a distributed client."""
+    monkeypatch.setattr(fold, "SAMPLE_ROWS", rows)
+    monkeypatch.setattr(fold, "PIN_CHAINS", mode == "pinned")
+    if mode == "local":
+        monkeypatch.setattr(fold, "_client", lambda: None)
+    ddf = dd.from_pandas(data(), npartitions=5)
+    for chains in (2, 3):
+        eager = fold.fold_frame(ddf, fused(False), fold.fused_total, chains=chains)["groups"]
+        got = fold.fold_frame(ddf, fused(True), fold.fused_total, chains=chains)["groups"]
+        np.testing.assert_array_equal(got, eager)
+        X, y = PART(data())
+        assert np.isclose(got[:, -3].sum(), X.shape[0])            # every row counted once
+    if rows > 3000 and mode == "local":      # the deferral is really there, and order-exact
+        total = fold.fold_frame(ddf, fused(True), fold.identity, chains=2)
+        assert total["groups"] is None and len(total["deferred"]) == 2
+        assert not np.array_equal(reversed_chains(total), eager)
+
+
+@pytest.mark.parametrize("parts", [1, 4, 5])
+def test_held_models_equal_the_group_pass(client, parts):
+    """The Tukey models at an m other than the guess, taken from the held rows, equal a
+    GroupPass's over the frame (same labels, chains and order: bit for bit); another seed
+    (a broken variant) gives other models."""
+    ddf = dd.from_pandas(data(), npartitions=parts)
+    keep = (0, 1, 3)
+    stats, held = fold.fold_frame(ddf, fused(True), fold.fused_stats, hold=True)
+    assert stats["sample"]["thr"] == 1.0 and isinstance(held, fold.Held)
+    chains = fold.chain_count(parts)
+    got = held.apply(engine.held_models, keep, 25, 9, seeded_labels, chains)
+    want = fold.fold_frame(ddf, GroupPass(PART, keep, 25, 9),
+                           engine.Finish(engine.models_of, len(keep)))
+    np.testing.assert_array_equal(got, want)
+    other = held.apply(engine.held_models, keep, 25, 10, seeded_labels, chains)
+    assert not np.allclose(other, want)
+    guessed = held.apply(engine.guessed_models, 4, keep)         # the guess m = 40
+    full = fold.fold_frame(ddf, fused(False), fold.fused_total)["groups"]
+    from dpstats.dask.speculate import kept_sums
+    np.testing.assert_array_equal(
+        guessed, engine.Finish(engine.models_of, len(keep))(kept_sums(full, 4, keep)))
+
+
+@pytest.mark.parametrize("rows", [1 << 21, 700])
+def test_held_rows_equal_the_joined_subsample(client, monkeypatch, rows):
+    """The windows' rows filtered on the worker are the joined subsample's rows below q, in
+    the same order."""
+    monkeypatch.setattr(fold, "SAMPLE_ROWS", rows)
+    ddf = dd.from_pandas(data(), npartitions=4)
+    stats, held = fold.fold_frame(ddf, fused(True), fold.fused_stats, hold=True)
+    joined = held.apply(lambda total: fold.sample_rows(total["sample"]))
+    keep = [0, 2, 3]
+    for q in (stats["sample"]["thr"], 0.3 * stats["sample"]["thr"]):
+        X, y = held.apply(fold.held_rows, q, keep)
+        rows = joined["u"] < q
+        np.testing.assert_array_equal(X, joined["X"][rows][:, keep])
+        np.testing.assert_array_equal(y, joined["y"][rows])
+        assert X.flags.c_contiguous and 0 < y.size
+
+
+def group_passes(monkeypatch) -> list:
+    seen, real = [], engine.fold_frame
+
+    def spy(ddf, fn, *args, **kwargs):
+        seen.append(type(fn).__name__)
+        return real(ddf, fn, *args, **kwargs)
+    monkeypatch.setattr(engine, "fold_frame", spy)
+    return seen
+
+
+@pytest.mark.parametrize("kw", [{"method": "tukey"}, {"method": "tukey", "m": 300},
+                                {"method": "tukey", "m": 300, "guess": 600}, {}])
+def test_seeded_fit_is_the_same_whether_the_rows_are_held(client, monkeypatch, kw):
+    """A seeded dask fit releases the same values (coefficients, standard errors, PTR, m)
+    when the held rows serve the Tukey groups and windows (no second read) as when the
+    subsample is too small to hold them (with a guess that misses: a GroupPass)."""
+    import importlib
+    kw = dict(kw)
+    guess = kw.pop("guess", None)
+    if guess is not None:                     # the first pass sums at 600, the fit asks 300
+        monkeypatch.setattr(importlib.import_module("dpstats.dask.run"), "guess_models",
+                            lambda *a: guess)
+    ddf = dd.from_pandas(data(20_000), npartitions=3)
+    seen = group_passes(monkeypatch)
+    a = dp.dp_lm("y ~ a + b + c", ddf, eps=1.0, random_state=8, **kw)
+    held = list(seen)
+    monkeypatch.setattr(fold, "SAMPLE_ROWS", 2000)          # the chains' subsamples thinned
+    b = dp.dp_lm("y ~ a + b + c", ddf, eps=1.0, random_state=8, **kw)
+    assert a.method == b.method and a.m == b.m
+    np.testing.assert_array_equal(a.params.to_numpy(), b.params.to_numpy())
+    np.testing.assert_array_equal(a.bse.to_numpy(), b.bse.to_numpy())
+    assert held == []
+    if guess is not None:
+        assert seen[len(held):] == ["GroupPass"]
