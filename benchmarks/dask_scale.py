@@ -101,7 +101,8 @@ def read_pass(ddf) -> float:
 
 class Stages:
     """Wall time of every pass a fit makes over the frame (``reduce_frame``, ``fold_frame``,
-    ``sample_frame`` of :mod:`dpstats.dask`, wrapped where they are called), by pass kind."""
+    ``sample_frame`` of :mod:`dpstats.dask`, wrapped where they are called), by pass kind, and
+    of every round trip to a held first-pass total (``on_worker``, by the function run)."""
 
     def __init__(self):
         import importlib
@@ -114,13 +115,14 @@ class Stages:
         def timed_pass(ddf, pass_, *args, **kwargs):
             t = time.perf_counter()
             out = fn(ddf, pass_, *args, **kwargs)
-            self.log.append((type(pass_).__name__, time.perf_counter() - t))
+            name = getattr(pass_, "__name__", type(pass_).__name__)   # a pass, or on_worker's fn
+            self.log.append((name, time.perf_counter() - t))
             return out
         return timed_pass
 
     def __enter__(self):
         for mod in self.mods:
-            for name in ("reduce_frame", "fold_frame", "sample_frame"):
+            for name in ("reduce_frame", "fold_frame", "sample_frame", "on_worker"):
                 if hasattr(mod, name):
                     self.saved.append((mod, name, getattr(mod, name)))
                     setattr(mod, name, self._wrap(getattr(mod, name)))

@@ -31,7 +31,7 @@ from .passes import (
 )
 
 __all__ = ["fold_frame", "fold_chains", "chain_count", "FusedPass", "fused_total",
-           "fused_stats", "groups_of", "add_partials", "held_rows", "whole_chains",
+           "fused_stats", "groups_of", "add_partials", "held_rows", "rows_below_q", "whole_chains",
            "chain_sums", "Held", "pairwise", "identity", "PIN_CHAINS"]
 
 #: Pin each chain of :func:`fold_frame` to one worker on a distributed client (False: let the
@@ -206,13 +206,25 @@ def held_rows(total: dict, q: float, keep) -> tuple[np.ndarray, np.ndarray]:
     """The ``keep`` columns and ``y`` of the held subsample's rows whose uniform is below
     ``q`` (at most its threshold), in the order of :func:`sample_rows` (the same rows and
     values as filtering its joined arrays; only these come to the client)."""
+    X, y = rows_below_q(total, q)
+    return np.ascontiguousarray(X[:, list(keep)]), y
+
+
+def rows_below_q(total: dict, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every design column and ``y`` of the held subsample's rows below ``q``, in the order of
+    :func:`sample_rows`; a piece whose rows are all below ``q`` is not copied, nor is a
+    single piece joined (so at ``q = 1`` on one partition these are the partition's own
+    arrays: read them, never write)."""
     pieces = total["sample"]["pieces"]
     if not pieces:
-        return np.empty((0, len(keep))), np.empty(0)
-    rows = [pc[2] < q for pc in pieces]
-    X = np.concatenate([pc[0][r] for pc, r in zip(pieces, rows, strict=True)])
-    y = np.concatenate([pc[1][r] for pc, r in zip(pieces, rows, strict=True)])
-    return np.ascontiguousarray(X[:, list(keep)]), y
+        return np.empty((0, total["sample"]["p"])), np.empty(0)
+    parts = []
+    for X, y, u, *_ in pieces:
+        rows = u < q
+        parts.append((X, y) if rows.all() else (X[rows], y[rows]))
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([X for X, _ in parts]), np.concatenate([y for _, y in parts])
 
 
 def whole_chains(total: dict, chains: int) -> list:

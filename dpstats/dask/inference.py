@@ -20,8 +20,11 @@ made on the client by the same mechanisms; only what they read is computed on th
   also kept the rows whose uniform (from a seed drawn before it) lies below a threshold
   (:func:`dpstats.dask.fold.thinned`, at most 2^21 rows, held on a worker); the windows then
   take the rows below ``q`` from them there (only those rows come to the client), with no
-  pass, and otherwise the same rows by a pass with the same seed. The group models are
-  already on the client.
+  pass, and otherwise the same rows by a pass with the same seed. The design moments of
+  the group models' correlations read those rows' exact clipped sums, computed there too
+  (:meth:`TukeyRows.moment_sums`; the noise is added on the client by
+  :func:`~dpstats.mechanisms.design_moments.design_moments`). The group models are already on
+  the client.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..mechanisms.design_moments import clipped_sums
 from ..mechanisms.meat import clipped_meat
-from .fold import held_rows
+from .fold import held_rows, rows_below_q
 from .passes import GramPass, SamplePass, reduce_frame, sample_frame
 
-__all__ = ["ResidualPass", "ResidualRows", "TukeyRows"]
+__all__ = ["ResidualPass", "ResidualRows", "TukeyRows", "held_moment_sums"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +101,26 @@ class TukeyRows:
         else:
             seed = 0 if q >= 1.0 else group_seed(rng)    # every row: nothing drawn
         return sample_frame(self.ddf, SamplePass(self.design, self.keep, float(q), seed))
+
+    def moment_sums(self, q: float, rng, centre, scale, bound: float, cols, kernel: bool):
+        """The exact :func:`~dpstats.mechanisms.design_moments.clipped_sums` of the rows of
+        :meth:`sample` (the same rows, the same draws from ``rng``): on the worker holding the
+        first pass's subsample when it serves ``q`` (only the sums come back), else of the
+        rows a sample pass brings."""
+        spec = self.speculative
+        if spec is not None and q <= spec["thr"]:
+            return spec["held"].apply(held_moment_sums, q, self.keep, centre, scale, bound,
+                                      cols, kernel)
+        return clipped_sums(self.sample(q, rng)[0], centre, scale, bound, cols=cols,
+                            kernel=kernel)
+
+
+def held_moment_sums(total: dict, q: float, keep, centre, scale, bound: float, cols,
+                     kernel: bool):
+    """:func:`~dpstats.mechanisms.design_moments.clipped_sums` of the held subsample's rows
+    below ``q``: the rows of :func:`~dpstats.dask.fold.held_rows` (the array the client would
+    get), read in place (:func:`~dpstats.dask.fold.rows_below_q`; the kept columns ``cols``
+    picked inside the blocks, not copied first: the same values, so the same sums)."""
+    X = rows_below_q(total, q)[0]
+    return clipped_sums(X, centre, scale, bound, cols=[int(keep[j]) for j in cols],
+                        kernel=kernel)

@@ -104,12 +104,16 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
 def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: float,
                    rng: np.random.Generator, ledger: Ledger | None = None, *,
                    bound: float = MOMENT_BOUND, stage: str | None = None,
-                   what: str = "design moments", cols=None, kernel: bool = False
+                   what: str = "design moments", cols=None, kernel: bool = False,
+                   sums: tuple[np.ndarray, np.ndarray] | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Noisy ``(S1, S2)`` of the rows ``u = clip((X - centre) / scale, -bound, bound)``, eps-DP.
 
     ``cols`` selects columns of ``X`` (``centre`` and ``scale`` are then theirs); ``kernel``:
-    the rows by the numba kernel (:func:`clipped_sums`; the same sums to the bit).
+    the rows by the numba kernel (:func:`clipped_sums`; the same sums to the bit). ``sums``:
+    those exact :func:`clipped_sums` of the rows, computed where the rows are (a dask
+    frame's worker, :mod:`dpstats.dask.inference`); ``X`` is then not read, and the release,
+    its noise and its charge are the same.
     Neighbours: add/remove one row; L1 sensitivity :func:`moments_sensitivity` (``centre``,
     ``scale`` and ``bound`` public or released). ``S2`` is symmetric (the upper triangle is
     released and mirrored).
@@ -123,12 +127,14 @@ def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: fl
     >>> (np.round(S1, 6) + 0.0).tolist(), (np.round(S2, 6) + 0.0).tolist()
     ([0.0, 0.0], [[2.0, -2.0], [-2.0, 2.0]])
     """
-    X = np.asarray(X, dtype=np.float64)
-    k = X.shape[1] if cols is None else len(cols)
+    if sums is None:
+        X = np.asarray(X, dtype=np.float64)
+        sums = clipped_sums(X, np.asarray(centre, dtype=np.float64),
+                            np.asarray(scale, dtype=np.float64), bound, cols=cols,
+                            kernel=kernel)
+    s1, s2 = (np.asarray(v, dtype=np.float64) for v in sums)
+    k = s1.size
     iu = np.triu_indices(k)
-    s1, s2 = clipped_sums(X, np.asarray(centre, dtype=np.float64),
-                          np.asarray(scale, dtype=np.float64), bound, cols=cols,
-                          kernel=kernel)
     value = np.r_[s1, s2[iu]]
     noisy = np.asarray(laplace(value, moments_sensitivity(k, bound), eps, rng, ledger,
                                stage=stage, what=what + f" ({k} columns clipped at "

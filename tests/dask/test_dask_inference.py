@@ -90,6 +90,28 @@ def test_tukey_intervals_equal_pandas_given_the_same_labels(client, monkeypatch)
     np.testing.assert_allclose(cb, ca, rtol=1e-6)
 
 
+def spy_rows(monkeypatch) -> list:
+    """``(q, rows)`` of every subsample the Tukey intervals read on dask: the windows'
+    (``TukeyRows.sample``) and the design moments' (``TukeyRows.moment_sums``: its rows
+    counted from the held subsample, which draws nothing, or NaN when a pass brings them)."""
+    calls = []
+    sample, sums = dask_inference.TukeyRows.sample, dask_inference.TukeyRows.moment_sums
+
+    def spy_sample(self, q, rng):
+        out = sample(self, q, rng)
+        calls.append((q, out[0].shape[0]))
+        return out
+
+    def spy_sums(self, q, rng, *args):
+        spec = self.speculative
+        held = spec is not None and q <= spec["thr"]
+        calls.append((q, sample(self, q, rng)[0].shape[0] if held else np.nan))
+        return sums(self, q, rng, *args)
+    monkeypatch.setattr(dask_inference.TukeyRows, "sample", spy_sample)
+    monkeypatch.setattr(dask_inference.TukeyRows, "moment_sums", spy_sums)
+    return calls
+
+
 def tukey_bse(data, seeds) -> np.ndarray:
     return np.array([dp.dp_lm("y ~ x1 + x2", data, eps=1.0, method="tukey",
                               random_state=s).bse["x1"] for s in seeds])
@@ -100,13 +122,11 @@ def test_tukey_intervals_from_a_subsample(client, monkeypatch):
     """Above the windows' row cap the dask fit draws the Bernoulli subsample on the workers
     (one sample pass) and releases finite standard errors of the in-memory size."""
     df = clean(3 * tukey_inference.SCALE_ROWS)     # the windows read a third of the rows
-    calls = []
-    real = dask_inference.TukeyRows.sample
-    monkeypatch.setattr(dask_inference.TukeyRows, "sample",
-                        lambda self, q, rng: calls.append(q) or real(self, q, rng))
+    calls = spy_rows(monkeypatch)
     a = tukey_bse(df, range(2))
     b = tukey_bse(dd.from_pandas(df, npartitions=2), range(100, 102))
-    assert calls == [1 / 3, 1.0] * 2 and np.isfinite(a).all() and np.isfinite(b).all()
+    assert [q for q, _ in calls] == [1 / 3, 1.0] * 2
+    assert np.isfinite(a).all() and np.isfinite(b).all()
     assert 0.5 < b.mean() / a.mean() < 2.0
 
 
@@ -115,10 +135,7 @@ def test_tukey_windows_sample_a_share_of_the_rows(client, monkeypatch):
     subsample of the frame at ``q = 1 / parts``, drawn on the workers."""
     monkeypatch.setattr(tukey_inference, "SCALE_ROWS", 1500)
     monkeypatch.setattr(tukey_inference, "SCALE_NEPS", 0.0)    # the cap alone sets the rate
-    calls = []
-    real = dask_inference.TukeyRows.sample
-    monkeypatch.setattr(dask_inference.TukeyRows, "sample", lambda self, q, rng: calls.append(
-        (q, real(self, q, rng)[0].shape[0])) or real(self, q, rng))
+    calls = spy_rows(monkeypatch)
     fit = dp.dp_lm("y ~ x1 + x2", dd.from_pandas(clean(6000), npartitions=2), eps=1.0,
                    method="tukey", random_state=3)
     assert [q for q, _ in calls] == [0.25, 1.0] and 1000 < calls[0][1] < 2000

@@ -153,3 +153,22 @@ def test_seeded_fit_is_the_same_whether_the_rows_are_held(client, monkeypatch, k
     assert held == []
     if guess is not None:
         assert seen[len(held):] == ["GroupPass"]
+
+
+def test_design_moments_from_sums_computed_elsewhere():
+    """``design_moments(sums=)`` (the exact sums from a worker) releases what it releases from
+    the rows, with the same noise and charge; sums of other rows (a broken variant) differ."""
+    from dpstats.mechanisms.accountant import Ledger
+    from dpstats.mechanisms.design_moments import clipped_sums, design_moments
+    X = data(5000).dropna().to_numpy()
+    cen, sc, cols = np.zeros(3), np.ones(3), [0, 1, 3]
+    runs = []
+    for sums in (None, clipped_sums(X, cen, sc, 3.0, cols=cols),
+                 clipped_sums(X[1:], cen, sc, 3.0, cols=cols)):
+        ledger = Ledger()
+        out = design_moments(X if sums is None else None, cen, sc, 0.5,
+                             np.random.default_rng(1), ledger, cols=cols, sums=sums)
+        runs.append((np.r_[out[0], out[1].ravel()], ledger.spent))
+    np.testing.assert_array_equal(runs[1][0], runs[0][0])
+    assert runs[1][1] == runs[0][1]
+    assert not np.allclose(runs[2][0], runs[0][0])

@@ -250,14 +250,16 @@ def _model_correlation(X, c, scale, intercept_col, n_hat, eps, rng, ledger, name
     cen = np.zeros(p) if c is None else np.asarray(c, dtype=np.float64)
     s = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
     parts = max(1, int(math.ceil(n_hat / MOMENT_ROWS)))
-    if rows is not None:              # a dask frame: the subsample's rows, usually kept by
-        Xm = rows.sample(1.0 / parts, rng)[0]       # the first pass (no pass of its own)
+    Xm, sums = None, None
+    if rows is not None:              # a dask frame: the exact sums of the subsample's rows,
+        sums = rows.moment_sums(1.0 / parts, rng, cen[cols], s[cols], MOMENT_BOUND, cols,
+                                kernel)             # usually on the worker holding them
     else:
         Xm = X if parts == 1 else X.take(np.flatnonzero(random_groups(X.shape[0], parts,
                                                                      rng) == 0), axis=0)
     S1, S2 = design_moments(Xm, cen[cols], s[cols], eps, rng, ledger, stage=STAGE, cols=cols,
                             what="design moments (correlations of the group models)",
-                            kernel=kernel)
+                            kernel=kernel, sums=sums)
     return model_correlation(S1, S2, n_hat, intercept_col, p)
 
 
