@@ -22,7 +22,7 @@ import pandas as pd
 from ..errors import DataError
 from ..formula.design import build_design
 from ..formula.discovery import apply_coding
-from ..pipeline.glm_design import binary_response, binary_rows
+from ..pipeline.glm_design import binary_arrays, binary_response, binary_rows
 
 __all__ = ["schema", "unknown_categoricals", "PartitionDesign"]
 
@@ -74,7 +74,8 @@ class PartitionDesign:
     def __call__(self, pdf: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         if self.numeric is not None:
             from .numeric import numeric_design
-            return numeric_design(pdf, self.numeric)
+            X, y = numeric_design(pdf, self.numeric)
+            return binary_arrays(X, y) if self.kind == "glm" else (X, y)
         data = apply_coding(self.frame(pdf), self.codings)
         if self.kind == "glm":
             data, _ = binary_response(self.formula, data)

@@ -14,8 +14,9 @@ response is a numeric column and whose right-hand side is ``.`` or a sum of colu
 (``- 1`` / ``+ 0`` allowed), every one a plain numpy numeric column (not bool, not
 categorical, not a nullable extension dtype), no undeclared categoricals and no released level
 codings, and the schema's design columns exactly ``Intercept`` (when kept) and those names in
-that order. Anything else (transforms, interactions, factors, ``dp_glm``'s 0/1 response)
-returns None and the formula path runs as before. The design is the same array either way
+that order; for ``dp_glm`` the same, then the rows whose response is 0 or 1. Anything else
+(transforms, interactions, factors, a bool or categorical ``dp_glm`` response) returns None
+and the formula path runs as before. The design is the same array either way
 (``tests/dask/test_numeric_design.py``), so no released value changes.
 """
 
@@ -86,8 +87,13 @@ def numeric_plan(formula: str, kind: str, meta: pd.DataFrame, columns: tuple[str
     True
     >>> numeric_plan("y ~ .", "lm", meta, ("Intercept", "a", "g[T.u]")) is None
     True
+
+    ``dp_glm`` (``kind="glm"``) takes the same plan for a plain numeric response: its design
+    is the same arrays after :func:`~dpstats.pipeline.glm_design.binary_arrays` keeps the rows
+    whose response is 0 or 1, as the formula path's ``binary_rows`` does (a bool or
+    categorical response is not a plain numeric column, so it falls back).
     """
-    if not ENABLED or kind != "lm" or text or codings:
+    if not ENABLED or kind not in ("lm", "glm") or text or codings:
         return None
     lhs, rhs = _split_formula(formula)
     label = lhs.strip()

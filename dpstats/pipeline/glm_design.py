@@ -18,7 +18,7 @@ from ..formula.design import check_data
 from ..formula.parse import _split_formula
 from ..results.glm import code_binary_label
 
-__all__ = ["binary_response", "binary_rows", "numeric_label_note",
+__all__ = ["binary_response", "binary_rows", "binary_arrays", "numeric_label_note",
            "indicator_bounds"]
 
 _CODE_IT = ("code it 0/1 first, e.g. data[{l!r}] = (data[{l!r}] == <the level meaning 1>)"
@@ -37,11 +37,22 @@ def binary_rows(design):
     >>> binary_rows(d).y.tolist()
     [0.0, 1.0, 1.0]
     """
-    keep = (design.y == 0.0) | (design.y == 1.0)
+    X, y = binary_arrays(design.X, design.y)
+    return design if X is design.X else replace(design, X=X, y=y)
+
+
+def binary_arrays(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``(X, y)`` whose response is 0 or 1 (:func:`binary_rows` on bare arrays;
+    the same arrays when every row is kept, else C-ordered copies).
+
+    >>> X, y = binary_arrays(np.ones((3, 1)), np.array([0.0, 2.0, -0.0]))
+    >>> X.shape, y.tolist()
+    ((2, 1), [0.0, -0.0])
+    """
+    keep = (y == 0.0) | (y == 1.0)
     if keep.all():
-        return design
-    return replace(design, X=np.ascontiguousarray(design.X[keep]),
-                   y=np.ascontiguousarray(design.y[keep]))
+        return X, y
+    return np.ascontiguousarray(X[keep]), np.ascontiguousarray(y[keep])
 
 
 def numeric_label_note(formula: str, data) -> str | None:

@@ -3,9 +3,10 @@
 :mod:`dpstats.dask.numeric` builds a purely numeric formula's design in one numba pass; it must
 give exactly :func:`~dpstats.formula.design.build_design`'s arrays (the rows the nonfinite
 rules drop, tiny values set to 0, -0.0 kept, integer columns) and must not apply to a formula
-it cannot prove identical (transforms, interactions, factors, dp_glm, undeclared categoricals,
-released codings, nullable or boolean columns): those fall back to the formula path. Seeded
-dask fits are identical with and without it. Also: the subsample filter kernel equals boolean
+it cannot prove identical (transforms, interactions, factors, undeclared categoricals,
+released codings, nullable or boolean columns; dp_glm's bool or categorical response): those
+fall back to the formula path. Seeded dask fits (dp_lm and dp_glm) are identical with and
+without it. Also: the subsample filter kernel equals boolean
 indexing, and the tabulated log-grid cells equal the formula at every cell edge.
 """
 
@@ -99,7 +100,9 @@ def test_falls_back_for_other_columns_and_kinds():
     meta = df.iloc[:0]
     cols = ("Intercept", "a", "b", "c")
     assert numeric_plan("y ~ .", "lm", meta, cols) is not None
-    assert numeric_plan("y ~ .", "glm", meta, cols) is None
+    assert numeric_plan("y ~ .", "glm", meta, cols) is not None      # dp_glm: 0/1 rows
+    flag = meta.assign(y=pd.Series([True], dtype=bool).iloc[:0])
+    assert numeric_plan("y ~ .", "glm", flag, cols) is None             # bool response
     assert numeric_plan("y ~ .", "lm", meta, cols, text=("g",)) is None
     assert numeric_plan("y ~ .", "lm", meta, cols, codings=(("g", ()),)) is None
     for extra in [pd.Series([True], dtype=bool), pd.Series(["u"], dtype=object),
@@ -113,6 +116,51 @@ def test_falls_back_for_other_columns_and_kinds():
         assert numeric_plan("y ~ .", "lm", meta, cols) is None
     finally:
         numeric.ENABLED = True
+
+
+def binary_frame(n: int = 5_000, seed: int = 2) -> pd.DataFrame:
+    """:func:`awkward_frame` with a numeric response mostly 0/1 (also 2, -0.0 and NaN)."""
+    df = awkward_frame(n, seed)
+    rng = np.random.default_rng(seed)
+    df["y"] = rng.integers(0, 2, n).astype(float)
+    df.loc[::29, "y"] = 2.0                     # not 0 or 1: dropped by dp_glm
+    df.loc[4::31, "y"] = -0.0
+    df.loc[6::37, "y"] = np.nan
+    return df
+
+
+@pytest.mark.parametrize("formula", ["y ~ .", "y ~ a + b", "y ~ 0 + a + c"])
+def test_numeric_builder_serves_dp_glm(formula):
+    """dp_glm's design (a numeric response: rows not 0 or 1 dropped) by the numeric builder
+    equals the formula path's (build_design, binary_rows); without the 0/1 rule (a broken
+    variant) it does not."""
+    from dpstats.pipeline.glm_design import binary_rows
+    df = binary_frame()
+    want = binary_rows(build_design(formula, df, warn_levels=False))
+    plan = numeric_plan(formula, "glm", df.iloc[:0], tuple(want.columns))
+    assert plan is not None
+    X, y = PartitionDesign(formula, "glm", tuple(want.columns), numeric=plan)(df)
+    np.testing.assert_array_equal(X, want.X)
+    np.testing.assert_array_equal(y, want.y)
+    assert np.array_equal(np.signbit(y), np.signbit(want.y)) and X.flags.c_contiguous
+    Xb, _ = PartitionDesign(formula, "lm", tuple(want.columns), numeric=plan)(df)
+    assert Xb.shape[0] > X.shape[0]
+
+
+@pytest.mark.parametrize("method", ["objpert", "dpgd"])
+def test_seeded_dask_glm_fits_identical_with_and_without(method, monkeypatch):
+    import dpstats as dp
+    df = binary_frame(20_000, 3).drop(columns="c")
+    fits, calls = [], []
+    real = numeric.numeric_design
+    monkeypatch.setattr(numeric, "numeric_design", lambda *a: calls.append(1) or real(*a))
+    for enabled in (True, False):
+        monkeypatch.setattr(numeric, "ENABLED", enabled)
+        fits.append(dp.dp_glm("y ~ a + b", dd.from_pandas(df, npartitions=3), eps=1.0,
+                              method=method, random_state=5))
+    assert calls                                      # the first fit used the numeric builder
+    np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())
+    assert str(fits[0].summary()) == str(fits[1].summary())
 
 
 @pytest.mark.parametrize("method", ["auto", "adassp"])
