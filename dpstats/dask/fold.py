@@ -327,8 +327,8 @@ def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False):
     accs = [None] * chains
     for i, part in enumerate(parts):
         accs[i % chains] = dask.delayed(fn, pure=False)(accs[i % chains], part, i)
-    if client is not None and PIN_CHAINS:
-        workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(client.scheduler_info()["workers"]) if client is not None else []
+    if workers and PIN_CHAINS:       # (none listed: a cluster under strain; leave placement)
         futures = [client.compute(acc, workers=[workers[k % len(workers)]],
                                   allow_other_workers=True) for k, acc in enumerate(accs)]
         return _finished(client, pairwise(futures, lambda a, b: client.submit(

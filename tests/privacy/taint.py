@@ -84,7 +84,7 @@ RELEASES: dict[str, tuple[str, ...]] = {
     f"{MECH}.bounds.private_bounds": ("X", "y"),
     f"{MECH}.centre.private_centre_value": ("values",),
     f"{MECH}.model_spread.window_counts": ("deviations",),
-    f"{MECH}.design_moments.design_moments": ("X",),
+    f"{MECH}.design_moments.design_moments": ("X", "sums"),
     f"{MECH}.weighted_moments.weighted_moments": ("X", "weights"),
     f"{MECH}.curvature.release_curvature": ("U", "weights"),
     f"{MECH}.meat.release_meat": ("X", "r"),
