@@ -33,8 +33,8 @@ def test_critical_value_covers_a_shifted_normal_with_a_noisy_se(r, v):
     assert critical_value(r, 0.0) == bias_aware_quantile(r)
     assert critical_value(0.0, v) == noise_aware_quantile(v)
     if r > 0 and v > 0:
-        assert np.mean(np.abs(t) <= bias_aware_quantile(r)) < 0.94
-        assert np.mean(np.abs(t) <= noise_aware_quantile(v)) < 0.94
+        assert np.mean(np.abs(t) <= bias_aware_quantile(r)) < 0.945
+        assert np.mean(np.abs(t) <= noise_aware_quantile(v)) < 0.945
 
 
 def _gate_cover(reps: int, seed: int = 3):
