@@ -30,37 +30,31 @@ at ``c`` in place of the intercept, then the slopes):
    ``[0.05, 0.95] m`` (the guess missed by far), or within :data:`Q_NOISE` Laplace scales of
    0, gives that coordinate no interval.
 
-Standard errors are ``INFLATION * sqrt(f / m) * sigma_j * cv(r) / 1.96``, where ``b sigma_j``
-bounds the median's shift caused by the expected share of groups with fewer rows than columns
-(:func:`deficient_share`, :func:`median_shift`; their minimum-norm models shrink towards 0 and
-pull the median: at n = 1e5, p = 1 the slope was 2 standard errors low, coverage 0.42 without
-this term; benchmarks/tukey_coverage.py), ``r = b / sqrt(f / m)`` that bound in standard
-errors, and ``cv(r)`` the bias-aware critical value (:func:`bias_aware_quantile`): the 95%
-quantile of ``|N(r, 1)|``, so the symmetric 95% interval covers whenever the shift is at most
-the bound (Armstrong and Kolesar, "Simple and honest confidence intervals in nonparametric
-regression", Quantitative Economics 2020). This replaced ``sqrt(f / m) + b / 1.96`` (the sum of
-the two half-widths), which at p = 1 covered 0.988 at 3.3x OLS (docs/design-notes.md, "The
-remaining interval misses").
 3. **Correlations** (:data:`COV_SHARE`): private first and second moments of the clipped,
    scaled columns (:func:`dpstats.mechanisms.design_moments.design_moments`), whose inverse
    gives the group models' correlations ``rho``; the point's are ``arcsin(rho) / f``, and the
    reported coefficients' covariance is ``A V A'`` (:mod:`.tukey_cov`: the reported
    intercept is the mechanism's intercept minus ``c . slopes``, a combination of medians, not
    the median of the groups' reported intercepts; with skewed columns the two differ).
-   ``get_prediction`` uses this covariance. Intervals
-are given only where the release gate passes
-(:func:`dpstats.estimators.inference.gate.tukey_passes`, ``m * eps / p``, public). With
-factor terms (``identify="regroup"``: groups vote only on the coefficients their rows
-identify) a group is counted only in the coordinates it identifies (one row still changes one
-group's model and identification set: each count moves by at most 1), a coordinate gets an
-interval only where the groups vote only on what they identify (where every group votes,
-a coefficient too rarely identified, it is pulled towards 0: no interval; after a regroup the
-others are absent from about ``e^-5`` of the groups; without one, fewer groups identify a
-coordinate than are counted, which makes its spread larger, not smaller), and a factor's dummy
-columns take the public scale :data:`DUMMY_SCALE` (their median
-``|x - c|`` is 0 or 1). ``identify="votes"`` (no released share) gets none. On a dask
-frame the windows' row is drawn on the workers and the design moments are summed there (one pass;
-:mod:`dpstats.dask.inference`).
+   ``get_prediction`` uses this covariance.
+
+Standard errors are ``sqrt(f / m) sigma_j cv_j / 1.96``, ``cv_j`` the critical value of
+:func:`.tukey_bias.critical_value` for a bias of at most ``r = b / sqrt(f / m)`` standard errors
+(``b sigma_j`` bounds the median's shift by the expected share of groups with fewer rows than
+columns, :func:`deficient_share`, :func:`median_shift`: their minimum-norm models pull the
+median; Armstrong and Kolesar, Quantitative Economics 2020) and a noisy ``sigma_j``
+(``Var(log sigma_j)`` from the counts' Laplace noise and binomial spread,
+:func:`.tukey_bias.log_sigma_variance`; public values). This noise term replaced a measured factor
+1.05: at the gate (``m eps / p`` ~ 260, 1e6 x 20) the counts move ``sigma_j`` by ~30% and the
+intervals covered 0.930 (design note "The Tukey intervals at 1e6 x 20: the counts' noise").
+Intervals are given only where the release gate passes (:func:`.gate.tukey_passes`, ``m * eps /
+p``, public). With factor terms (``identify="regroup"``) a group is counted only in the
+coordinates it identifies (one row still changes one group's model and identification set:
+each count moves by at most 1), a coordinate where every group votes (too rarely identified:
+pulled towards 0) gets no interval, and a factor's dummy columns take the public scale
+:data:`DUMMY_SCALE` (their median ``|x - c|`` is 0 or 1). ``identify="votes"`` gets none. On
+a dask frame the windows' rows are drawn on the workers and the design moments summed there
+(:mod:`dpstats.dask.inference`).
 """
 
 from __future__ import annotations
@@ -81,13 +75,19 @@ from ...mechanisms.plan import forfeit
 from ...mechanisms.sampling import random_groups
 from ..outcome import Inference
 from . import gate
-from .tukey_bias import bias_aware_quantile, deficient_share, median_shift
+from .tukey_bias import (
+    bias_aware_quantile,
+    critical_value,
+    deficient_share,
+    log_sigma_variance,
+    median_shift,
+)
 from .tukey_cov import intercept_map, median_correlation, model_correlation, reported_covariance
 
 __all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share", "gated",
            "mechanism_point", "model_spread", "median_shift", "bias_aware_quantile",
            "SCALE_SHARE", "SCALE_ROWS", "SCALE_NEPS",
-           "INFLATION", "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "Q_NOISE", "COV_SHARE",
+           "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "Q_NOISE", "COV_SHARE",
            "TUKEY_INFERENCE_SHARE"]
 
 #: Default share of the Tukey stage's eps for inference: 5% for the variances (as AdaSSP/BAS:
@@ -121,10 +121,6 @@ DUMMY_SCALE = 0.5 * 0.6744897501960817
 Q_NOISE = 3.0
 #: Usable fractions of models inside a window.
 Q_RANGE = (0.05, 0.95)
-#: Factor on the standard errors (measured: benchmarks/tukey_coverage.py). 1.05 since groups
-#: grew beyond 3 rows per column (choose_m): at the centre cell (n = 1e5, p = 5, eps = 1,
-#: m = 3,158, 500 reps) the intercept's z-scores had sd 1.034 and covered 0.928 at factor 1.
-INFLATION = 1.05
 #: Ledger stage of the inference releases.
 STAGE = "inference"
 #: The normal 97.5% quantile.
@@ -337,6 +333,14 @@ def mechanism_point(point, c, intercept_col) -> np.ndarray:
     return theta
 
 
+def _range(values) -> str:
+    """``"a-b"`` (3 significant digits) of finite critical values, ``"nan"`` for none."""
+    if not len(values):
+        return "nan"
+    lo, hi = float(np.min(values)), float(np.max(values))
+    return f"{lo:.3g}" if f"{lo:.3g}" == f"{hi:.3g}" else f"{lo:.3g}-{hi:.3g}"
+
+
 def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePlan,
                     n_hat, multiplier: float, monotone: bool, rng, ledger,
                     names=None, ident=None, rows=None) -> Inference:
@@ -363,15 +367,19 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
     scale, resid, n_hat = _scales(X, y, point, c, intercept_col, n_hat,
                                   SCALE_SHARE * plan.eps, rng, ledger, names, rows, kernel)
     w = windows(scale, resid, None, intercept_col, n_hat, m)
-    sigma, _ = model_spread(B, theta, w, (1 - SCALE_SHARE - COV_SHARE) * plan.eps, rng,
-                            ledger, ident)
+    eps_counts = (1 - SCALE_SHARE - COV_SHARE) * plan.eps
+    sigma, q = model_spread(B, theta, w, eps_counts, rng, ledger, ident)
     rho = _model_correlation(X, c, scale, intercept_col, n_hat, COV_SHARE * plan.eps, rng,
                              ledger, names, rows, kernel)
     f = tukey_noise_factor(int(m), int(p), float(multiplier), bool(monotone))
     short = deficient_share(n_hat, m, p)
     base = math.sqrt(f / m)
     shift = median_shift(short)
-    se = INFLATION * base * bias_aware_quantile(shift / base) / _Z * sigma
+    crit = np.array([critical_value(shift / base, v) if np.isfinite(sd) else math.nan
+                     for v, sd in zip(log_sigma_variance(q, m, p, eps_counts), sigma,
+                                      strict=True)])
+    se = base * crit / _Z * sigma
+    finite = crit[np.isfinite(crit)]
     cov = reported_covariance(se, median_correlation(rho, f), intercept_map(c, intercept_col, p))
     return Inference(
         cov=cov, share=plan.share, reference=REFERENCE, covers=COVERS,
@@ -379,12 +387,12 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
                 f"(window counts and design moments, {100 * plan.share:.3g}% of eps), times "
                 f"sqrt(f/m) with f = {f:.3g} (the median's pi/2 plus the exponential "
                 f"mechanism's noise, by simulation)"
-                + (f", with a bias-aware critical value (95% quantile of |N(r, 1)|, "
-                   f"r = {shift / base:.2g}) for the median's largest shift "
-                   f"{shift:.2g} sigma_j by the expected {short:.2g} share of groups with "
-                   f"fewer rows than columns (their minimum-norm models shrink towards 0)"
-                   if short >= 1e-6 else "")
-                + ("" if INFLATION == 1 else f", times {INFLATION:g}")
+                + f", with a critical value of {_range(finite)} instead of 1.96 for the "
+                  f"window counts' noise in the spread"
+                + (f" and the median's largest shift {shift:.2g} sigma_j (r = "
+                   f"{shift / base:.2g} standard errors) by the expected {short:.2g} share "
+                   f"of groups with fewer rows than columns (their minimum-norm models "
+                   f"shrink towards 0)" if short >= 1e-6 else "")
                 + f"; released because the release gate passed (m*eps/columns \u2248 "
                   f"{gate.tukey_index(m, plan.eps / plan.share, p):,.0f} >= "
                   f"{gate.TUKEY_THRESHOLD:,.0f}); correlations: arcsin(rho)/f with rho the group "

@@ -1,15 +1,21 @@
-"""Bias-aware pieces of the Tukey intervals (public functions of released ``n_hat``, ``m``,
-``p``): the share of groups with fewer rows than columns, the median's shift they can cause, and
-the half-width that covers a biased estimator (used by :mod:`.tukey`)."""
+"""Critical values of the Tukey intervals (public functions of released ``n_hat``, ``m``,
+``p``, the window shares ``q`` and eps): the share of groups with fewer rows than columns, the
+median's shift they can cause, the variance of a window-count spread's log, and the half-width
+that covers an estimator with a bounded bias and a noisy standard error (used by :mod:`.tukey`
+and :mod:`.tukey_glm`)."""
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 from scipy.stats import poisson
 
-__all__ = ["deficient_share", "median_shift", "bias_aware_quantile"]
+__all__ = ["deficient_share", "median_shift", "bias_aware_quantile", "noise_aware_quantile",
+           "critical_value", "log_sigma_variance"]
+
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
 
 
 def deficient_share(n_hat: float, m: int, p: int) -> float:
@@ -35,20 +41,67 @@ def median_shift(share: float) -> float:
     return max(0.0, float(-ndtri((0.5 - s) / (1.0 - s))))
 
 
+def critical_value(r: float = 0.0, v: float = 0.0, level: float = 0.95) -> float:
+    """``c`` with ``E[P(|N(r, 1)| <= c e^L)] = level`` for ``L ~ N(0, v)``: the half-width, in
+    standard errors, of a symmetric interval that covers with probability ``level`` when the
+    estimator's bias is at most ``r`` standard errors (either sign; Armstrong and Kolesar 2020)
+    and the standard error is released with noise, ``log(se) = log(true se) - L`` with
+    ``Var(L) = v`` (:func:`log_sigma_variance`; 40-point Gauss-Hermite over ``L``). ``r = v =
+    0`` gives 1.96 at 95%; inf where no finite ``c`` covers.
+
+    >>> round(critical_value(), 4), round(critical_value(2.25), 3)
+    (1.96, 3.895)
+    >>> round(critical_value(0, 0.04), 2), round(critical_value(0.5, 0.04), 2)
+    (2.07, 2.31)
+    """
+    r, v = abs(float(r)), max(float(v), 0.0)
+    if not (math.isfinite(r) and math.isfinite(v)):
+        return math.inf
+    scale = np.exp(math.sqrt(v) * _NODES)
+    wts = _WEIGHTS / _WEIGHTS.sum()
+
+    def cover(c):
+        x = c * scale
+        return float(wts @ (ndtr(x - r) - ndtr(-x - r))) - level
+
+    hi = r + 100.0
+    return float(brentq(cover, 0.0, hi, xtol=1e-12)) if cover(hi) > 0 else math.inf
+
+
 def bias_aware_quantile(r: float, level: float = 0.95) -> float:
-    """The ``level`` quantile of ``|N(r, 1)|``: the half-width, in standard errors, of a
-    symmetric interval that covers with probability ``level`` when the estimator's bias is at
-    most ``r`` standard errors (either sign). ``r = 0`` gives 1.96 at 95%; for large ``r`` it
-    approaches ``r + 1.645``.
+    """The ``level`` quantile of ``|N(r, 1)|`` (:func:`critical_value` with an exact standard
+    error): the half-width, in standard errors, of a symmetric interval that covers with
+    probability ``level`` when the estimator's bias is at most ``r`` standard errors. ``r = 0``
+    gives 1.96 at 95%; for large ``r`` it approaches ``r + 1.645``.
 
     >>> round(bias_aware_quantile(0.0), 4), round(bias_aware_quantile(2.25), 3)
     (1.96, 3.895)
     """
-    r = abs(float(r))
-    if not math.isfinite(r):
-        return math.inf
+    return critical_value(r, 0.0, level)
 
-    def cover(c):
-        return float(ndtr(c - r) - ndtr(-c - r)) - level
 
-    return float(brentq(cover, 0.0, r + 10.0, xtol=1e-12))
+def noise_aware_quantile(v: float, level: float = 0.95) -> float:
+    """``c`` with ``E[2 Phi(c e^L) - 1] = level`` for ``L ~ N(0, v)`` (:func:`critical_value`
+    without bias): the critical value of a standard error whose log has variance ``v``.
+
+    >>> round(noise_aware_quantile(0.0), 4), round(noise_aware_quantile(0.04), 2)
+    (1.96, 2.07)
+    """
+    return critical_value(0.0, v, level)
+
+
+def log_sigma_variance(q, m: int, p: int, eps_counts: float) -> np.ndarray:
+    """``Var(log sigma_j)`` of the window-count spread ``sigma_j = w_j / Phi^-1((1 + q_j) / 2)``
+    (delta method at ``z = Phi^-1((1 + q) / 2)``: the counts' Laplace noise, L1 sensitivity
+    ``p`` at ``eps_counts``, and their binomial spread, over ``(2 z phi(z))^2``; public:
+    released ``q``, ``m``, ``p``, eps).
+
+    >>> v = log_sigma_variance([0.5], 5527, 21, 0.04)
+    >>> bool(0.09 < float(v[0]) < 0.11)
+    True
+    """
+    q = np.clip(np.asarray(q, dtype=float), 1e-6, 0.999)
+    z = ndtri((1.0 + q) / 2.0)
+    dens = 2.0 * z * np.exp(-z * z / 2.0) / math.sqrt(2.0 * math.pi)
+    var_q = 2.0 * (p / eps_counts) ** 2 / m ** 2 + q * (1.0 - q) / m
+    return var_q / dens ** 2

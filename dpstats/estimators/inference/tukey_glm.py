@@ -43,8 +43,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import expit, ndtr, ndtri
+from scipy.special import expit
 
 from ...mechanisms.model_spread import tukey_noise_factor
 from ...mechanisms.plan import forfeit
@@ -62,6 +61,7 @@ from .tukey import (
     model_spread,
     plan_inference,
 )
+from .tukey_bias import log_sigma_variance, noise_aware_quantile
 from .tukey_cov import (
     correlation,
     floored_inverse,
@@ -100,7 +100,6 @@ COVERS = ("the logistic model's coefficients (the population fit of the selected
 DASK_REASON = ("intervals not released: the logistic Tukey intervals are not yet built on a "
                "dask frame (their share of eps is set aside, not spent, so that the released "
                "point is the in-memory fit's); the same fit on a pandas frame gives them")
-_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
 
 
 def rows_reason(n_hat: float, m: int, p: int) -> str:
@@ -133,34 +132,6 @@ def plan_glm_inference(share: float, eps_stage: float, m: int, p: int, identify:
     if dask and base.eps > 0:     # set aside, not charged: the point is the in-memory one
         return InferencePlan(base.eps, share, DASK_REASON)
     return base
-
-
-def noise_aware_quantile(v: float, level: float = 0.95) -> float:
-    """``c`` with ``E[2 Phi(c e^L) - 1] = level`` for ``L ~ N(0, v)``: the critical value of a
-    standard error whose log has variance ``v`` (``v = 0``: 1.96 at 95%).
-
-    >>> round(noise_aware_quantile(0.0), 4), round(noise_aware_quantile(0.04), 2)
-    (1.96, 2.07)
-    """
-    v = max(float(v), 0.0)
-    if not math.isfinite(v):
-        return math.inf
-    scale = np.exp(math.sqrt(v) * _NODES)
-    wts = _WEIGHTS / _WEIGHTS.sum()
-
-    def cover(c):
-        return float(wts @ (2.0 * ndtr(c * scale) - 1.0)) - level
-
-    return float(brentq(cover, 0.5, 100.0, xtol=1e-10))
-
-
-def log_sigma_variance(q: np.ndarray, m: int, p: int, eps_counts: float) -> np.ndarray:
-    """``Var(log sigma_j)`` of the window-count spread (module docstring; public values)."""
-    q = np.clip(np.asarray(q, dtype=float), 1e-6, 0.999)
-    z = ndtri((1.0 + q) / 2.0)
-    dens = 2.0 * z * np.exp(-z * z / 2.0) / math.sqrt(2.0 * math.pi)
-    var_q = 2.0 * (p / eps_counts) ** 2 / m ** 2 + q * (1.0 - q) / m
-    return var_q / dens ** 2
 
 
 def _group_covariance(X, point, c, scale, intercept_col, n_hat, m, eps, rng, ledger):

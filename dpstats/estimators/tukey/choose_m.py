@@ -61,7 +61,11 @@ GATE_ROWS_PER_COLUMN = 5.0
 GATE_INDEX = 250.0
 #: ``choose_m`` aims at this multiple of the gate's index, not the gate itself: at the gate
 #: (m = 1,579 at n = 1e5, p = 5, eps = 1) the intervals covered 0.942 (worst coefficient
-#: 0.918, 200 reps); at twice it, see design note 42.
+#: 0.918, 200 reps); at twice it, see design note 42. Where groups of
+#: :data:`GATE_ROWS_PER_COLUMN` rows per column allow less than the margin but at least the
+#: gate, m is the most such groups (as the logistic rule; it was the gate itself: at 1e6 x 20
+#: the window counts' noise then withheld 7% of the coefficients' and most intercepts'
+#: intervals, design note "The Tukey intervals at 1e6 x 20: the counts' noise").
 GATE_MARGIN = 2.0
 #: Multiplier on the simulated number of models, for heavier-than-Gaussian real model clouds.
 SAFETY = 1.5
@@ -134,11 +138,9 @@ def choose_m(n_noisy: float, p: int, eps_tukey: float, delta: float, lemma: str 
         return 0
     needed = math.ceil(SAFETY * models_needed(p, eps_tukey, delta, lemma, accounting))
     m = max(n_noisy / (ROWS_PER_COLUMN * p), min(needed, n_noisy / p))
-    for margin in (GATE_MARGIN, 1.0):      # the gate with its margin, else the gate itself
-        m_gate = gate_models(p, eps_tukey, margin)
-        if m_gate <= n_noisy / (GATE_ROWS_PER_COLUMN * p):
-            m = max(m, m_gate)
-            break
+    room = n_noisy / (GATE_ROWS_PER_COLUMN * p)    # the most models of 5 rows per column
+    if room >= gate_models(p, eps_tukey, 1.0):     # the gate with its margin, or as near it
+        m = max(m, min(room, gate_models(p, eps_tukey)))     # as such groups allow
     return cap_models(min(m, CAP_MULTIPLE * needed))
 
 

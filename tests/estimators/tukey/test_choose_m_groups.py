@@ -55,6 +55,19 @@ def test_models_rise_to_open_the_intervals_gate_when_groups_stay_large_enough():
     assert not gate.tukey_passes(_need(), EPS, P)            # the rule without the floor
 
 
+def test_between_the_gate_and_its_margin_m_is_the_most_groups_of_five_rows_per_column():
+    """Where groups of GATE_ROWS_PER_COLUMN rows per column allow more than the gate but less
+    than its margin (1e6 x 20 at eps ~1), m is the most such groups, as the logistic rule; the
+    old rule fell back to the gate itself (m = 5,527 at 1e6 x 20, where the window counts'
+    noise withheld most intercepts' intervals)."""
+    with_margin, plain = gate_models(P, EPS), gate_models(P, EPS, 1.0)
+    n = GATE_ROWS_PER_COLUMN * P * (plain + with_margin) / 2
+    m = choose_m(n, P, EPS, DELTA)
+    assert m == int(n / (GATE_ROWS_PER_COLUMN * P)) and plain < m < with_margin
+    big = choose_m(1e6, 21, 0.95, DELTA)
+    assert big == int(1e6 / (GATE_ROWS_PER_COLUMN * 21)) > gate_models(21, 0.95, 1.0)
+
+
 def test_kernel_dispatch_assumes_the_largest_groups():
     """The numpy group OLS is slow on large groups; its public work estimate uses the same
     rows per column as choose_m."""
