@@ -44,11 +44,9 @@ Standard errors are ``sqrt(f / m) sigma_j cv_j / 1.96``, ``cv_j`` the critical v
 columns, :func:`deficient_share`, :func:`median_shift`: their minimum-norm models pull the
 median; Armstrong and Kolesar, Quantitative Economics 2020) and a noisy ``sigma_j``
 (``Var(log sigma_j)`` from the counts' Laplace noise and binomial spread,
-:func:`.tukey_bias.log_sigma_variance`; public values). This noise term replaced a measured factor
-1.05: at the gate (``m eps / p`` ~ 260, 1e6 x 20) the counts move ``sigma_j`` by ~30% and the
-intervals covered 0.930 (design note "The Tukey intervals at 1e6 x 20: the counts' noise").
-Intervals are given only where the release gate passes (:func:`.gate.tukey_passes`, ``m * eps /
-p``, public). With factor terms (``identify="regroup"``) a group is counted only in the
+:func:`.tukey_bias.log_sigma_variance`; public values; it replaced a factor 1.05 that
+under-covered at 1e6 x 20, design note 55). Intervals are given only where the release gate
+passes (:func:`.gate.tukey_passes`, ``m * eps / p``, public). With factor terms (``identify="regroup"``) a group is counted only in the
 coordinates it identifies (one row still changes one group's model and identification set:
 each count moves by at most 1), a coordinate where every group votes (too rarely identified:
 pulled towards 0) gets no interval, and a factor's dummy columns take the public scale
