@@ -49,9 +49,9 @@ under-covered at 1e6 x 20, design note 55). Intervals are given only where the r
 passes (:func:`.gate.tukey_passes`, ``m * eps / p``, public). With factor terms
 (``identify="regroup"``) a group is counted only in the coordinates it identifies (one row
 changes one group's model and identification set: a count moves by at most 1), a coordinate
-where every group votes (too rarely identified: pulled towards 0) gets no interval, and a factor's dummy columns take the public scale
-:data:`DUMMY_SCALE` (their median ``|x - c|`` is 0 or 1). ``identify="votes"`` gets none. On
-a dask frame the windows' rows are drawn on the workers and the design moments summed there
+where every group votes (too rarely identified: pulled towards 0) gets no interval, and a
+factor's dummy columns take the public scale :data:`DUMMY_SCALE` (their median ``|x - c|`` is
+0 or 1). ``identify="votes"`` gets none. On a dask frame the windows' rows are drawn on the workers and the design moments summed there
 (:mod:`dpstats.dask.inference`).
 """
 
