@@ -51,8 +51,8 @@ passes (:func:`.gate.tukey_passes`, ``m * eps / p``, public). With factor terms
 changes one group's model and identification set: a count moves by at most 1), a coordinate
 where every group votes (too rarely identified: pulled towards 0) gets no interval, and a
 factor's dummy columns take the public scale :data:`DUMMY_SCALE` (their median ``|x - c|`` is
-0 or 1). ``identify="votes"`` gets none. On a dask frame the windows' rows are drawn on the workers and the design moments summed there
-(:mod:`dpstats.dask.inference`).
+0 or 1). ``identify="votes"`` gets none. On a dask frame the windows' rows are drawn on the
+workers and the design moments summed there (:mod:`dpstats.dask.inference`).
 """
 
 from __future__ import annotations
