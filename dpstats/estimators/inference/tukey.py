@@ -149,8 +149,10 @@ class InferencePlan:
 
 
 def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str,
-                   dask: bool) -> InferencePlan:
-    """The budget of the inference stage, decided before the fit from public values only.
+                   dask: bool, rows_per_column: float = gate.GATE_ROWS_PER_COLUMN
+                   ) -> InferencePlan:
+    """The budget of the inference stage, decided before the fit from public values only
+    (``rows_per_column``: the groups' floor the gate's reason quotes).
 
     >>> plan_inference(0.05, 1.0, 5555, 6, "off", False).eps
     0.05
@@ -164,7 +166,8 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
                                          "(no released share of groups identifying each "
                                          "coefficient); identify='regroup' gives them")
     if not gate.tukey_passes(m, eps_stage, p):
-        return InferencePlan(0.0, share, gate.tukey_gate_reason(m, eps_stage, p))
+        return InferencePlan(0.0, share, gate.tukey_gate_reason(m, eps_stage, p,
+                                                                rows_per_column))
     return InferencePlan(share * eps_stage, share)
 
 
@@ -306,11 +309,12 @@ def model_spread(B, theta, w, eps, rng, ledger, ident=None) -> tuple[np.ndarray,
     return sigma, q
 
 
-def gated(plan: InferencePlan, m: int, p: int, ledger, eps: float | None = None
-          ) -> Inference | None:
+def gated(plan: InferencePlan, m: int, p: int, ledger, eps: float | None = None,
+          rows_per_column: float = gate.GATE_ROWS_PER_COLUMN) -> Inference | None:
     """The gated :class:`Inference` (NaN, the public reason) when the plan reserved nothing,
     or when ``m`` (fewer groups after a regroup) no longer passes the gate: then ``eps``
-    (default the whole ``plan.eps``) is forfeited (charged, nothing released); else None."""
+    (default the whole ``plan.eps``) is forfeited (charged, nothing released); else None.
+    ``rows_per_column``: the groups' floor the reason quotes."""
     nan = np.full((p, p), np.nan)
     if plan.eps <= 0:
         return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
@@ -321,7 +325,8 @@ def gated(plan: InferencePlan, m: int, p: int, ledger, eps: float | None = None
     forfeit(ledger, "window counts", plan.eps if eps is None else eps, 0.0, stage=STAGE,
             detail="not run: the groups were regrouped below the release gate (its share "
                    "counts as spent)")
-    return Inference(cov=nan, method=gate.GATED + gate.tukey_gate_reason(m, eps_stage, p),
+    return Inference(cov=nan, method=gate.GATED + gate.tukey_gate_reason(m, eps_stage, p,
+                                                                        rows_per_column),
                      reference="", share=plan.share, covers="")
 
 

@@ -18,7 +18,11 @@ the PTR test and the exponential mechanism; neighbours add/remove one row) relea
 2. :data:`MOMENT_SHARE`: the weighted moments ``(sum w, sum w u, sum w u u')`` of
    ``u = clip((x - c) / s, -3, 3)`` at the released point
    (:func:`dpstats.mechanisms.weighted_moments.weighted_moments`, Laplace, L1 sensitivity
-   ``(1 + k B + k (k + 1) / 2 B^2) / 4``). Their floored inverse, divided by ``n_g``, is the
+   ``(1 + k B + k (k + 1) / 2 B^2) / 4``; a column whose released ``s_j`` is 0, a 0/1
+   column with its centre at 0, takes the factor dummies' public scale
+   :data:`.tukey.DUMMY_SCALE`, so that a one reaches 2.97 of the clip 3: at 1 its moments
+   were a ninth as large, under their noise at n = 1e5, eps = 1, and the windows missed by
+   4-7x). Their floored inverse, divided by ``n_g``, is the
    group models' covariance ``V`` in the mechanism's coordinates: windows
    ``w_j = 0.6745 sqrt(V_jj)`` (:data:`WINDOW_SDS`; a public guess of each coordinate's
    median absolute deviation) and the correlations ``corr(V)``;
@@ -53,6 +57,7 @@ from ...mechanisms.weighted_moments import weighted_moments
 from ..outcome import Inference
 from . import gate
 from .tukey import (
+    DUMMY_SCALE,
     MOMENT_ROWS,
     STAGE,
     InferencePlan,
@@ -127,7 +132,7 @@ def plan_glm_inference(share: float, eps_stage: float, m: int, p: int, identify:
     """
     if share <= 0:
         return InferencePlan(0.0, 0.0)
-    base = plan_inference(share, eps_stage, m, p, identify, False)
+    base = plan_inference(share, eps_stage, m, p, identify, False, GLM_ROWS_PER_COLUMN)
     if base.eps > 0 and n_hat is not None and n_hat < GLM_ROWS_PER_COLUMN * m * p:
         return InferencePlan(0.0, share, rows_reason(n_hat, m, p))
     if dask and base.eps > 0:     # set aside, not charged: the point is the in-memory one
@@ -170,7 +175,7 @@ def _group_covariance(X, point, c, scale, intercept_col, n_hat, m, eps, rng, led
     p = X.shape[1]
     cols = [j for j in range(p) if j != intercept_col]
     cen = np.zeros(p) if c is None else np.asarray(c, dtype=np.float64)
-    s = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    s = np.where(np.isfinite(scale), np.where(scale > 0, scale, DUMMY_SCALE), 1.0)
     parts = max(1, int(math.ceil(n_hat / MOMENT_ROWS)))
     Xm = X if parts == 1 else X[random_groups(X.shape[0], parts, rng) == 0]
     w = expit(Xm @ np.asarray(point, dtype=np.float64))
@@ -198,7 +203,7 @@ def glm_tukey_inference(X, y, models, point, c, intercept_col, *, plan: Inferenc
     if rows is not None:           # a dask frame: the share was set aside, nothing is charged
         return Inference(cov=np.full((p, p), np.nan), method=gate.GATED + DASK_REASON,
                          reference="", share=plan.share, covers="")
-    stop = gated(plan, m, p, ledger)
+    stop = gated(plan, m, p, ledger, rows_per_column=GLM_ROWS_PER_COLUMN)
     if stop is not None:
         return stop
     B = np.asarray(models, dtype=np.float64)
