@@ -2,7 +2,8 @@
 (dp_glm and dp_lm), issue 16.
 
 Data-independent simulation: a logistic (or linear, for ``lm-dpgd``) model with known
-coefficients, covariates Gaussian, skewed (centred log-normal) or binary (0/1, rate 0.3), a
+coefficients, covariates Gaussian, skewed (centred log-normal), binary (0/1, rate 0.3) or
+Gaussian with the last a declared two-level factor (``pd.Categorical``, 30% in level 1), a
 sub-grid around n = 20,000, p = 5, eps = 1 (delta 1e-5, ``select=None``: the formula is fitted
 as written, private bounds). For every cell and method it reports, per coefficient, the share
 of nominal 95% intervals that cover the model's coefficient (over the fits that released
@@ -39,6 +40,10 @@ CELLS = [dict(CENTRE)] + [
     {**CENTRE, "eps": 0.5}, {**CENTRE, "eps": 4.0},
     {**CENTRE, "cov": "skewed"}, {**CENTRE, "cov": "binary"},
     {**CENTRE, "n": 100_000, "cov": "skewed"},     # the logistic Tukey's skewed cell
+    # the logistic Tukey's arms around n = 100,000 (appended: the cells above keep their seeds)
+    {**CENTRE, "n": 100_000, "eps": 4.0}, {**CENTRE, "n": 100_000, "cov": "binary"},
+    {**CENTRE, "n": 200_000}, {**CENTRE, "n": 100_000, "eps": 0.5},
+    {**CENTRE, "n": 200_000, "eps": 0.5}, {**CENTRE, "n": 100_000, "cov": "factor"},
 ]
 METHODS = ("glm-auto", "glm-dpgd", "lm-dpgd", "glm-tukey")
 DELTA = 1e-5
@@ -61,7 +66,16 @@ def covariates(kind: str, n: int, p: int, rng) -> np.ndarray:
         return (z - np.exp(0.75**2 / 2)) / np.sqrt((np.exp(0.75**2) - 1) * np.exp(0.75**2))
     if kind == "binary":
         return (rng.uniform(size=(n, p)) < 0.3).astype(float)
+    if kind == "factor":        # the last column a factor's 0/1 coding (simulate declares it)
+        X = rng.normal(size=(n, p))
+        X[:, -1] = rng.uniform(size=n) < 0.3
+        return X
     raise ValueError(kind)
+
+
+def design(df: pd.DataFrame) -> np.ndarray:
+    """The covariates as floats (a declared factor's 0/1 coding)."""
+    return df.drop(columns="y").to_numpy(dtype=float)
 
 
 def simulate(cell: dict, method: str, rng):
@@ -74,6 +88,8 @@ def simulate(cell: dict, method: str, rng):
     else:
         y = eta + rng.normal(size=n)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    if cell["cov"] == "factor":
+        df[f"x{p - 1}"] = pd.Categorical(X[:, -1], categories=[0.0, 1.0])
     df["y"] = y
     return df, beta
 
@@ -87,7 +103,7 @@ def fit(method: str, df: pd.DataFrame, cell: dict, seed: int):
 
 
 def baseline_width(method: str, df: pd.DataFrame) -> np.ndarray:
-    X = sm.add_constant(df.drop(columns="y").to_numpy())
+    X = sm.add_constant(design(df))
     model = sm.Logit(df["y"], X) if method.startswith("glm") else sm.OLS(df["y"], X)
     r = model.fit(disp=0) if method.startswith("glm") else model.fit()
     ci = np.asarray(r.conf_int(0.05))
@@ -98,7 +114,7 @@ def box_truth(method: str, df: pd.DataFrame, res) -> np.ndarray:
     """The non-private fit of the same model on the inputs clipped to the fit's released box
     (``res.clip``): what the intervals say they cover (the label's clipping is not applied).
     NaN when the fit released no box."""
-    X = df.drop(columns="y").to_numpy()
+    X = design(df)
     if res.clip is None:
         return np.full(X.shape[1] + 1, np.nan)
     lo, hi = (np.asarray(v, dtype=float)[1:] for v in res.clip)

@@ -64,7 +64,7 @@ class LogisticGroups:
         self.cells = parent.cells
 
     def tukey_rows(self) -> TukeyRows:
-        """The parent's rows (the logistic intervals are not built on dask yet: unused)."""
+        """The parent's rows: the logistic intervals' scales and weighted moments."""
         return self.parent.tukey_rows()
 
     def fit_models(self, X, y, m: int, rng):

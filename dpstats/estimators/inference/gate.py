@@ -157,14 +157,21 @@ def tukey_passes(m: int, eps: float, p: int) -> bool:
     return bool(math.isfinite(idx) and idx >= TUKEY_THRESHOLD)
 
 
-def tukey_gate_reason(m: int, eps: float, p: int) -> str:
-    """The note of a Tukey fit whose intervals the gate withheld (public values only)."""
+def tukey_gate_reason(m: int, eps: float, p: int,
+                      rows_per_column: float = GATE_ROWS_PER_COLUMN) -> str:
+    """The note of a Tukey fit whose intervals the gate withheld (public values only);
+    ``rows_per_column``: the fewest rows per column per group the intervals need (the
+    logistic Tukey's is 10, :data:`~dpstats.estimators.inference.tukey_glm.GLM_ROWS_PER_COLUMN`).
+
+    >>> tukey_gate_reason(1109, 0.9, 6, 10.0).split("so about ")[1][:7]
+    '100,020'
+    """
     need = math.ceil(TUKEY_THRESHOLD * p / eps)
-    rows = GATE_ROWS_PER_COLUMN * p * need
+    rows = rows_per_column * p * need
     return (f"intervals not released: with {m:,} Tukey models, eps {eps:.3g} and {p} columns "
             f"the private spread of the models would be too noisy to cover (release gate: "
             f"m*eps/columns \u2248 {tukey_index(m, eps, p):,.0f} is below the threshold of "
             f"{TUKEY_THRESHOLD:,.0f} derived by simulation in benchmarks/tukey_coverage.py). "
             f"Intervals need about {need:,} models of at least "
-            f"{GATE_ROWS_PER_COLUMN:g} rows per column each (smaller groups bias the models), "
+            f"{rows_per_column:g} rows per column each (smaller groups bias the models), "
             f"so about {rows:,.0f} rows at this eps; a larger eps or fewer columns need fewer")

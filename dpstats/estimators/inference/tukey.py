@@ -84,9 +84,8 @@ from .tukey_cov import intercept_map, median_correlation, model_correlation, rep
 
 __all__ = ["InferencePlan", "plan_inference", "tukey_inference", "deficient_share", "gated",
            "mechanism_point", "model_spread", "median_shift", "bias_aware_quantile",
-           "SCALE_SHARE", "SCALE_ROWS", "SCALE_NEPS",
-           "STAGE", "REFERENCE", "COVERS", "Q_RANGE", "Q_NOISE", "COV_SHARE",
-           "TUKEY_INFERENCE_SHARE"]
+           "SCALE_SHARE", "SCALE_ROWS", "SCALE_NEPS", "STAGE", "REFERENCE", "COVERS", "Q_RANGE",
+           "Q_NOISE", "COV_SHARE", "TUKEY_INFERENCE_SHARE"]
 
 #: Default share of the Tukey stage's eps for inference: 5% for the variances (as AdaSSP/BAS:
 #: 1% windows, 4% counts) plus 1.5% for the correlations (design moments).
@@ -117,14 +116,10 @@ DUMMY_SCALE = 0.5 * 0.6744897501960817
 #: at eps 0.5 (benchmarks/tukey_coverage.py); 3 scales let noise through with probability
 #: ``e^-3 / 2`` = 2.5%, and a true window (~68% of m) is cut only at small ``m eps``.
 Q_NOISE = 3.0
-#: Usable fractions of models inside a window.
-Q_RANGE = (0.05, 0.95)
-#: Ledger stage of the inference releases.
-STAGE = "inference"
-#: The normal 97.5% quantile.
-_Z = 1.959963984540054
-#: Median absolute deviation of a standard normal.
-_MAD = 0.6744897501960817
+Q_RANGE = (0.05, 0.95)  #: usable fractions of models inside a window
+STAGE = "inference"  #: ledger stage of the inference releases
+_Z = 1.959963984540054  # the normal 97.5% quantile
+_MAD = 0.6744897501960817  # median absolute deviation of a standard normal
 REFERENCE = ("the coordinate-wise median of m subsample models (subsample and aggregate) "
              "with the Tukey mechanism's noise simulated; private window counts of the models")
 COVERS = ("the least-squares coefficients of the model (the population fit of the selected "
@@ -143,8 +138,10 @@ class InferencePlan:
 
 
 def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str,
-                   dask: bool) -> InferencePlan:
-    """The budget of the inference stage, decided before the fit from public values only.
+                   dask: bool, rows_per_column: float = gate.GATE_ROWS_PER_COLUMN
+                   ) -> InferencePlan:
+    """The inference stage's budget, from public values only before the fit (``rows_per_column``:
+    the groups' floor the gate's reason quotes).
 
     >>> plan_inference(0.05, 1.0, 5555, 6, "off", False).eps
     0.05
@@ -158,7 +155,8 @@ def plan_inference(share: float, eps_stage: float, m: int, p: int, identify: str
                                          "(no released share of groups identifying each "
                                          "coefficient); identify='regroup' gives them")
     if not gate.tukey_passes(m, eps_stage, p):
-        return InferencePlan(0.0, share, gate.tukey_gate_reason(m, eps_stage, p))
+        return InferencePlan(0.0, share, gate.tukey_gate_reason(m, eps_stage, p,
+                                                                rows_per_column))
     return InferencePlan(share * eps_stage, share)
 
 
@@ -302,11 +300,12 @@ def model_spread(B, theta, w, eps, rng, ledger, ident=None) -> tuple[np.ndarray,
     return sigma, q
 
 
-def gated(plan: InferencePlan, m: int, p: int, ledger, eps: float | None = None
-          ) -> Inference | None:
+def gated(plan: InferencePlan, m: int, p: int, ledger, eps: float | None = None,
+          rows_per_column: float = gate.GATE_ROWS_PER_COLUMN) -> Inference | None:
     """The gated :class:`Inference` (NaN, the public reason) when the plan reserved nothing,
     or when ``m`` (fewer groups after a regroup) no longer passes the gate: then ``eps``
-    (default the whole ``plan.eps``) is forfeited (charged, nothing released); else None."""
+    (default the whole ``plan.eps``) is forfeited (charged, nothing released); else None.
+    ``rows_per_column``: the groups' floor the reason quotes."""
     nan = np.full((p, p), np.nan)
     if plan.eps <= 0:
         return Inference(cov=nan, method=gate.GATED + str(plan.reason), reference="",
@@ -317,7 +316,8 @@ def gated(plan: InferencePlan, m: int, p: int, ledger, eps: float | None = None
     forfeit(ledger, "window counts", plan.eps if eps is None else eps, 0.0, stage=STAGE,
             detail="not run: the groups were regrouped below the release gate (its share "
                    "counts as spent)")
-    return Inference(cov=nan, method=gate.GATED + gate.tukey_gate_reason(m, eps_stage, p),
+    return Inference(cov=nan, method=gate.GATED + gate.tukey_gate_reason(m, eps_stage, p,
+                                                                        rows_per_column),
                      reference="", share=plan.share, covers="")
 
 

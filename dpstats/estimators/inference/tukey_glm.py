@@ -18,7 +18,11 @@ the PTR test and the exponential mechanism; neighbours add/remove one row) relea
 2. :data:`MOMENT_SHARE`: the weighted moments ``(sum w, sum w u, sum w u u')`` of
    ``u = clip((x - c) / s, -3, 3)`` at the released point
    (:func:`dpstats.mechanisms.weighted_moments.weighted_moments`, Laplace, L1 sensitivity
-   ``(1 + k B + k (k + 1) / 2 B^2) / 4``). Their floored inverse, divided by ``n_g``, is the
+   ``(1 + k B + k (k + 1) / 2 B^2) / 4``; a column whose released ``s_j`` is 0, a 0/1
+   column with its centre at 0, takes the factor dummies' public scale
+   :data:`.tukey.DUMMY_SCALE`, so that a one reaches 2.97 of the clip 3: at 1 its moments
+   were a ninth as large, under their noise at n = 1e5, eps = 1, and the windows missed by
+   4-7x). Their floored inverse, divided by ``n_g``, is the
    group models' covariance ``V`` in the mechanism's coordinates: windows
    ``w_j = 0.6745 sqrt(V_jj)`` (:data:`WINDOW_SDS`; a public guess of each coordinate's
    median absolute deviation) and the correlations ``corr(V)``;
@@ -35,7 +39,11 @@ The covariance is ``A V A'`` with the point's correlation ``arcsin(rho) / f``
 (:mod:`.tukey_cov`). Intervals are released only where the release gate passes
 (:func:`plan_glm_inference`): the linear Tukey gate ``m eps / p >= 250`` and at least
 :data:`GLM_ROWS_PER_COLUMN` released rows per column per group (smaller groups' logistic fits
-are far from Gaussian and often separated); on a dask frame not yet (the stated reason).
+are far from Gaussian and often separated). On a dask frame the models come back to the client
+(the shuffle's group fits) and the rows the scales and the weighted moments read are
+:class:`dpstats.dask.inference.TukeyRows`' Bernoulli subsample (every row below 2^20 released
+rows; the first pass's kept rows, or one pass), as dp_lm's Tukey intervals on dask: the same
+releases as in memory given the same labels while the scales read every row (below 2^15).
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from ...mechanisms.weighted_moments import weighted_moments
 from ..outcome import Inference
 from . import gate
 from .tukey import (
+    DUMMY_SCALE,
     MOMENT_ROWS,
     STAGE,
     InferencePlan,
@@ -73,7 +82,7 @@ from .tukey_cov import (
 
 __all__ = ["plan_glm_inference", "glm_tukey_inference", "noise_aware_quantile",
            "TUKEY_GLM_INFERENCE_SHARE", "SCALE_SHARE", "MOMENT_SHARE", "GLM_ROWS_PER_COLUMN",
-           "REFERENCE", "COVERS", "DASK_REASON"]
+           "REFERENCE", "COVERS"]
 
 #: Default share of the logistic Tukey stage's eps for inference.
 TUKEY_GLM_INFERENCE_SHARE = 0.08
@@ -97,9 +106,6 @@ REFERENCE = ("the coordinate-wise median of m median-bias-reduced subsample logi
              "moments")
 COVERS = ("the logistic model's coefficients (the population fit of the selected terms); the "
           "spread of the group fits carries a misspecified link's variance")
-DASK_REASON = ("intervals not released: the logistic Tukey intervals are not yet built on a "
-               "dask frame (their share of eps is set aside, not spent, so that the released "
-               "point is the in-memory fit's); the same fit on a pandas frame gives them")
 
 
 def rows_reason(n_hat: float, m: int, p: int) -> str:
@@ -113,7 +119,8 @@ def rows_reason(n_hat: float, m: int, p: int) -> str:
 def plan_glm_inference(share: float, eps_stage: float, m: int, p: int, identify: str,
                        dask: bool, n_hat: float | None = None) -> InferencePlan:
     """The inference budget of a logistic Tukey fit, decided before the fit from public
-    values and the released ``n_hat`` (None: checked after the inference stage's count).
+    values and the released ``n_hat`` (None: checked after the inference stage's count); the
+    same on a dask frame (``dask``, kept for the planner's signature).
 
     >>> plan_glm_inference(0.08, 0.95, 1666, 6, "off", False, 1e5).eps > 0
     True
@@ -121,29 +128,32 @@ def plan_glm_inference(share: float, eps_stage: float, m: int, p: int, identify:
     0.0
     >>> plan_glm_inference(0.08, 0.95, 3000, 6, "off", False, 1e5).reason[:24]
     'intervals not released: '
-    >>> plan_glm_inference(0.08, 0.95, 1666, 6, "off", True, 1e5).eps > 0    # set aside
+    >>> plan_glm_inference(0.08, 0.95, 1666, 6, "off", True, 1e5).eps > 0    # dask too
     True
     """
     if share <= 0:
         return InferencePlan(0.0, 0.0)
-    base = plan_inference(share, eps_stage, m, p, identify, False)
+    base = plan_inference(share, eps_stage, m, p, identify, False, GLM_ROWS_PER_COLUMN)
     if base.eps > 0 and n_hat is not None and n_hat < GLM_ROWS_PER_COLUMN * m * p:
         return InferencePlan(0.0, share, rows_reason(n_hat, m, p))
-    if dask and base.eps > 0:     # set aside, not charged: the point is the in-memory one
-        return InferencePlan(base.eps, share, DASK_REASON)
     return base
 
 
-def _group_covariance(X, point, c, scale, intercept_col, n_hat, m, eps, rng, ledger):
+def _group_covariance(X, point, c, scale, intercept_col, n_hat, m, eps, rng, ledger,
+                      rows=None):
     """Covariance of one group's logistic fit in the mechanism's coordinates, from the private
     weighted moments at the released point (every row, or above
-    :data:`.tukey.MOMENT_ROWS` released rows a Bernoulli row subsample: same sensitivity)."""
+    :data:`.tukey.MOMENT_ROWS` released rows a Bernoulli row subsample: same sensitivity;
+    on a dask frame ``rows.sample``, the law of the in-memory subsample)."""
     p = X.shape[1]
     cols = [j for j in range(p) if j != intercept_col]
     cen = np.zeros(p) if c is None else np.asarray(c, dtype=np.float64)
-    s = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    s = np.where(np.isfinite(scale), np.where(scale > 0, scale, DUMMY_SCALE), 1.0)
     parts = max(1, int(math.ceil(n_hat / MOMENT_ROWS)))
-    Xm = X if parts == 1 else X[random_groups(X.shape[0], parts, rng) == 0]
+    if rows is not None:          # a dask frame: usually the first pass's kept rows
+        Xm = rows.sample(1.0 / parts, rng)[0]
+    else:
+        Xm = X if parts == 1 else X[random_groups(X.shape[0], parts, rng) == 0]
     w = expit(Xm @ np.asarray(point, dtype=np.float64))
     w *= 1.0 - w
     S0, S1, S2 = weighted_moments(Xm, w, cen[cols], s[cols], eps, rng, ledger, stage=STAGE,
@@ -160,16 +170,11 @@ def glm_tukey_inference(X, y, models, point, c, intercept_col, *, plan: Inferenc
                         names=None, ident=None, rows=None) -> Inference:
     """The :class:`~dpstats.estimators.outcome.Inference` of a released logistic Tukey point
     (the signature of :func:`.tukey.tukey_inference`). Charges ``plan.eps`` to stage
-    ``"inference"``; on a dask frame (``rows`` given) nothing: the share planned by
-    :func:`plan_glm_inference` was set aside (so that the point and the groups' bias
-    reduction are the in-memory ones) and the intervals are withheld with
-    :data:`DASK_REASON`."""
+    ``"inference"``. ``rows``: on a dask frame (``X``, ``y`` without rows), the row count
+    and subsamples (:class:`dpstats.dask.inference.TukeyRows`)."""
     p = point.size
     m = models.shape[0]
-    if rows is not None:           # a dask frame: the share was set aside, nothing is charged
-        return Inference(cov=np.full((p, p), np.nan), method=gate.GATED + DASK_REASON,
-                         reference="", share=plan.share, covers="")
-    stop = gated(plan, m, p, ledger)
+    stop = gated(plan, m, p, ledger, rows_per_column=GLM_ROWS_PER_COLUMN)
     if stop is not None:
         return stop
     B = np.asarray(models, dtype=np.float64)
@@ -183,7 +188,7 @@ def glm_tukey_inference(X, y, models, point, c, intercept_col, *, plan: Inferenc
         return Inference(cov=np.full((p, p), np.nan), method=gate.GATED + rows_reason(
             n_hat, m, p), reference="", share=plan.share, covers="")
     V = _group_covariance(X, point, c, scale, intercept_col, n_hat, m,
-                          MOMENT_SHARE * plan.eps, rng, ledger)
+                          MOMENT_SHARE * plan.eps, rng, ledger, rows)
     windows = WINDOW_SDS * np.sqrt(np.maximum(np.diag(V), 0.0))
     eps_counts = (1.0 - SCALE_SHARE - MOMENT_SHARE) * plan.eps
     sigma, q = model_spread(B, theta, windows, eps_counts, rng, ledger, ident)

@@ -156,8 +156,8 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
         Ridge of every group's fit (see :mod:`dpstats._kernels.logistic`); public.
     inference_share, n_noisy : float, float or None
         Share of eps for the intervals (8%, stage ``"inference"``, from the PTR test and the
-        exponential mechanism; :mod:`~dpstats.estimators.inference.tukey_glm`: gated, not yet
-        on dask); the released row count (the gate reads it).
+        exponential mechanism; :mod:`~dpstats.estimators.inference.tukey_glm`: gated; on
+        dask from the first pass's row subsample); the released row count (the gate reads it).
     bias : {"auto", "median", "none"}
         Median bias reduction of every group fit (Kenne Pagui, Salvan and Sartori 2017;
         :mod:`.glm_bias`); ``"auto"``: when the plan releases intervals.
