@@ -105,3 +105,20 @@ def test_methods_without_a_bias_estimate_stay_symmetric():
     assert fit.inference.bias is None
     ci = fit.conf_int()
     assert np.allclose((ci["lower"] + ci["upper"]) / 2, fit.params, equal_nan=True)
+
+
+@pytest.mark.parametrize("corrected", [True, False])
+def test_the_corrected_estimate_has_the_unpenalised_spread(corrected):
+    """Quadratic loss, one known information ``C``, ridge ``r``, objective noise ``s``: the
+    bias-corrected estimate ``(I + r C^-1) theta_r`` has error ``C^-1 (score + b)``, covariance
+    ``C^-1 + s^2 C^-2`` (what the centred intervals need); the ridge minimiser's own
+    covariance (the old spread, ``corrected=False``) is narrower by the shrinkage."""
+    C = np.array([[50.0, 10.0], [10.0, 20.0]])
+    r, s = 4.0, 3.0
+    _, cov = inf_glm._ridge_model(C[None], r, np.array([1.0, 2.0]),
+                                  lambda H: s**2 * (H @ H), corrected=corrected)
+    Ci = np.linalg.inv(C)
+    exact = np.allclose(cov[0], Ci + s**2 * Ci @ Ci)
+    assert exact == corrected
+    if not corrected:
+        assert (np.diag(cov[0]) < np.diag(Ci + s**2 * Ci @ Ci)).all()
