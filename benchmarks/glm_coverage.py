@@ -149,8 +149,10 @@ def run_cell(cell: dict, method: str, reps: int, baseline_reps: int, seed: int,
         if raw is not None:
             n_hat = float("nan") if res.n_noisy is None else float(res.n_noisy)
             boxed = box_truth(method, df, res) if ok else np.full(p + 1, np.nan)
+            mid = (ci[:, 0] + ci[:, 1]) / 2 if ok else res.params.to_numpy()
             raw.extend({**cell, "method": method, "rep": r, "coef": j, "truth": beta[j],
                         "estimate": float(res.params.iloc[j]), "bse": float(res.bse.iloc[j]),
+                        "centre": float(mid[j]),
                         "n_noisy": n_hat, "released": ok, "box_truth": boxed[j]}
                        for j in range(p + 1))
         if r < baseline_reps:

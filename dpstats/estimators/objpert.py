@@ -29,7 +29,10 @@ delta)``, basic composition):
    released fit, analytic Gaussian on its upper triangle, L2 sensitivity 1/4 (ledger stage
    ``"inference"``, :func:`dpstats.mechanisms.curvature.release_curvature`); standard errors
    from it and the perturbation's known noise by parametric bootstrap
-   (:mod:`dpstats.estimators.inference.glm`; Ferrando, Wang & Sheldon 2022).
+   (:mod:`dpstats.estimators.inference.glm`; Ferrando, Wang & Sheldon 2022). The intervals
+   are centred at the coefficients minus the bootstrap's estimated bias (the ridge's
+   shrinkage, the threshold's shift; ``Inference.bias``), except where the private box's cut
+   tail moves the fit (symmetric about the coefficients there).
 
 The estimator is ``(eps, delta)``-DP. Coefficients map back to the original scale for the
 winsorised predictor (``Estimate.clip``). On a dask frame (``engine=``,

@@ -50,6 +50,11 @@ class Inference:
     share_of : str
         What ``share`` is a share of: ``"eps"`` (a separate release, ledger stage
         ``"inference"``) or ``"mu^2"`` (a part of the fit's Gaussian-DP plan).
+    bias : ndarray (p,) or None
+        The released coefficients' estimated bias (post-processing of released values): the
+        intervals and z statistics are centred at ``params - bias`` and ``cov`` is then the
+        covariance about that centre. None: centred at the coefficients (``cov`` includes
+        the bias).
     """
 
     cov: np.ndarray
@@ -63,11 +68,15 @@ class Inference:
     share_of: str = "eps"
     cov_type: str = "nonrobust"
     r2_adj: float | None = None
+    bias: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        cov = np.array(self.cov, dtype=np.float64)
-        cov.setflags(write=False)
-        object.__setattr__(self, "cov", cov)
+        for name in ("cov", "bias"):
+            value = getattr(self, name)
+            if value is not None:
+                value = np.array(value, dtype=np.float64)
+                value.setflags(write=False)
+                object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)

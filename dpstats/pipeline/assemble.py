@@ -114,8 +114,12 @@ def coef_inference(est, columns, keep: list[int], method: str, options, selected
                                            "errors for this fit (e.g. no intercept column)")
     cov = np.full((len(columns), len(columns)), np.nan)
     cov[np.ix_(keep, keep)] = inf.cov
+    bias = None
+    if getattr(inf, "bias", None) is not None:         # intervals centred at params - bias
+        bias = pd.Series(0.0, index=columns, name="bias")
+        bias.iloc[keep] = inf.bias
     covers = inf.covers + (". " + SELECTION_NOTE if selected else "")
-    return CoefInference(cov=pd.DataFrame(cov, index=columns, columns=columns),
+    return CoefInference(cov=pd.DataFrame(cov, index=columns, columns=columns), bias=bias,
                          method=inf.method, reference=inf.reference, share=inf.share,
                          covers=covers, df=inf.df, kept=tuple(columns[i] for i in keep),
                          cov_type=inf.cov_type, share_of=getattr(inf, "share_of", "eps"),

@@ -58,6 +58,10 @@ class CoefInference:
         ``"mu^2"``: of the fit's Gaussian-DP plan (charged with the fit).
     cov_type : str
         "nonrobust" or "HC1" (a private sandwich), statsmodels' vocabulary.
+    bias : pandas.Series or None
+        The coefficients' estimated bias, from released values (post-processing): intervals
+        and z statistics are centred at ``params - bias`` (``cov`` is the covariance about
+        that centre). None: centred at ``params``.
     """
 
     cov: pd.DataFrame
@@ -73,6 +77,7 @@ class CoefInference:
     share_of: str = "eps"
     cov_type: str = "nonrobust"
     r2_adj: float | None = None
+    bias: pd.Series | None = None
 
     @classmethod
     def none(cls, columns, reason: str | None) -> CoefInference:
@@ -94,6 +99,12 @@ class InferenceMixin:
         inf = getattr(self, "inference", None)
         return inf if inf is not None else CoefInference.none(self.params.index, None)
 
+    def _centre(self) -> pd.Series:
+        """Where intervals and z statistics are centred: ``params`` minus the estimated bias
+        (:attr:`CoefInference.bias`; none: ``params``)."""
+        bias = self._inf().bias
+        return self.params if bias is None else self.params - bias.to_numpy()
+
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the released coefficients (NaN where there is no interval)."""
         return self._inf().cov.copy()
@@ -107,9 +118,10 @@ class InferenceMixin:
 
     @property
     def tvalues(self) -> pd.Series:
-        """``params / bse`` (a z statistic: the reference distribution is normal)."""
+        """``params / bse`` (a z statistic: the reference distribution is normal); where the
+        inference estimates a bias, ``(params - bias) / bse``."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (self.params / self.bse).rename("z")
+            return (self._centre() / self.bse).rename("z")
 
     @property
     def pvalues(self) -> pd.Series:
@@ -128,8 +140,8 @@ class InferenceMixin:
             In (0, 1); 0.05 gives 95% intervals.
         """
         q = _quantile(self._inf(), alpha)
-        half = q * self.bse
-        return pd.DataFrame({"lower": self.params - half, "upper": self.params + half},
+        half, centre = q * self.bse, self._centre()
+        return pd.DataFrame({"lower": centre - half, "upper": centre + half},
                             index=self.params.index)
 
     def get_prediction(self, newdata):
@@ -196,6 +208,8 @@ def inference_notes(result) -> list[str]:
               f"stage 'inference')" if inf.share_of == "eps" else
               f"the inference release was a part of the fit's Gaussian-DP plan with "
               f"{inf.share:.0%} of its mu^2 (charged with the fit)")
+    centred = ("" if inf.bias is None else " They are centred at coef minus the estimated "
+               "bias (released values only), not at coef.")
     return [f"Standard errors: {inf.method} ({inf.reference}); {budget}. Intervals "
-            f"and p-values use the normal reference distribution. A 95% interval covers "
-            f"{inf.covers}."]
+            f"and p-values use the normal reference distribution.{centred} A 95% interval "
+            f"covers {inf.covers}."]

@@ -23,6 +23,9 @@ class PredictionResults:
     se_mean: pd.Series
     dist: object
     link_inverse: object = None
+    #: ``x' bias`` per row where the inference estimates a bias (intervals centred at
+    #: ``predicted_mean - bias_mean``); None: centred at the fitted means.
+    bias_mean: pd.Series | None = None
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """``1 - alpha`` intervals of the fitted means: columns ``lower``, ``upper``."""
@@ -33,8 +36,8 @@ class PredictionResults:
                                   f"got {alpha!r}")
         q = float(self.dist.ppf(1 - a / 2))
         half = q * self.se_mean
-        return pd.DataFrame({"lower": self.predicted_mean - half,
-                             "upper": self.predicted_mean + half})
+        centre = self.predicted_mean - (0.0 if self.bias_mean is None else self.bias_mean)
+        return pd.DataFrame({"lower": centre - half, "upper": centre + half})
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """``mean``, ``mean_se``, ``mean_ci_lower``, ``mean_ci_upper`` (as statsmodels; for a
@@ -87,10 +90,13 @@ def prediction_results(result, newdata) -> PredictionResults:
     if not result.released:
         mean = np.full(len(X), np.nan)
     index = newdata.index if len(newdata) == len(mean) else None
+    bias = result._inf().bias
+    shift = None if bias is None else pd.Series(X @ bias.to_numpy(), index=index, name="bias")
     inverse = None
     if getattr(result, "family", None) == "binomial":
         def inverse(v):
             return 1.0 / (1.0 + np.exp(-v))
     return PredictionResults(predicted_mean=pd.Series(mean, index=index, name="mean"),
                              se_mean=pd.Series(se, index=index, name="mean_se"),
-                             dist=result._inf().dist(), link_inverse=inverse)
+                             dist=result._inf().dist(), link_inverse=inverse,
+                             bias_mean=shift)

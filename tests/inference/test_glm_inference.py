@@ -117,8 +117,9 @@ def _objpert_coverage(reps: int, broken: bool, monkeypatch) -> float:
         est = objpert.estimate(X, y, eps=0.5, delta=1e-5, rng=np.random.default_rng(r),
                                bounds=(-3, 3), intercept_col=0)
         se = np.sqrt(est.inference.cov[1, 1])
+        centre = est.params[1] - est.inference.bias[1]     # the intervals' centre
         if np.isfinite(se):
-            hits.append(abs(est.params[1] - 1.0) <= 1.96 * se)
+            hits.append(abs(centre - 1.0) <= 1.96 * se)
     assert len(hits) >= reps * 0.8
     return float(np.mean(hits))
 
@@ -128,8 +129,8 @@ def test_objpert_coverage_small_cell(broken, monkeypatch):
     """Public bounds holding nearly all the data, 12,000 rows at eps 0.5: the privacy noise is
     a large part of the error there, so leaving it out must under-cover."""
     cover = _objpert_coverage(40, broken, monkeypatch)
-    if broken:
-        assert cover < 0.8
+    if broken:      # 0.80 (0.95 nominal) since the intervals are centred at params - bias
+        assert cover < 0.85
     else:
         assert cover >= 0.875
 
@@ -154,8 +155,8 @@ def test_default_glm_releases_intervals_and_charges_them():
     r = _glm(_frame(20_000, 1))
     assert r.method == "objpert" and np.isfinite(r.bse).all()
     assert "inference" in set(r.ledger["stage"])
-    ci = r.conf_int()
-    assert (ci["lower"] < r.params).all() and (r.params < ci["upper"]).all()
+    ci, centre = r.conf_int(), r.params - r.inference.bias     # centred at params - bias
+    assert (ci["lower"] < centre).all() and (centre < ci["upper"]).all()
     assert "Fisher information" in r.summary().as_text()
 
 

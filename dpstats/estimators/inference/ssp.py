@@ -208,11 +208,12 @@ def _sigma2_draws(rss_noisy: float, eps_inf: float, dof: float, B: int) -> np.nd
     return np.maximum(rss_noisy - lap / eps_inf, 0.0) / dof
 
 
-def _covariance(D: np.ndarray) -> np.ndarray:
-    """Covariance from error draws ``D`` (B, p): standard errors from the 95% quantile of
-    ``|D|`` divided by 1.96 (so the 95% interval is the bootstrap's symmetric one, bias
-    included), correlations from the draws."""
-    se = np.quantile(np.abs(D), 0.95, axis=0) / 1.959963984540054
+def _covariance(D: np.ndarray, se: np.ndarray | None = None) -> np.ndarray:
+    """Covariance from error draws ``D`` (B, p): standard errors ``se``, by default the 95%
+    quantile of ``|D|`` divided by 1.96 (so the 95% interval is the bootstrap's symmetric
+    one, bias included), correlations from the draws."""
+    if se is None:
+        se = np.quantile(np.abs(D), 0.95, axis=0) / 1.959963984540054
     with np.errstate(invalid="ignore", divide="ignore"):
         C = np.corrcoef(D, rowvar=False) if D.shape[1] > 1 else np.ones((1, 1))
     C = np.where(np.isfinite(C), C, 0.0)
