@@ -63,20 +63,18 @@ from ...mechanisms.simulation import simulation_noise
 from ..outcome import Inference
 from .glm import (
     CURVATURE_DRAWS,
-    DRAWS,
     PD_SHARE,
     SEED,
     TAIL_CAVEAT,
     THRESHOLDS,
-    _covariance,
     debias,
-    error_draws,
     finish_cov,
     fitted_map,
     gated,
     logistic_weights,
     plausible_curvatures,
 )
+from .mixture import mixture_covariance
 
 __all__ = ["WEIGHT", "RSS_PART", "MAX_LEFT", "BIAS_SCALE", "plan_parts", "dpgd_inference",
            "COVERS", "tail_reach",
@@ -258,18 +256,19 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
                                f"direction of the released curvature; more epochs or a larger "
                                f"lr give intervals)", "mu^2")
     M = fitted_map(to_original, kept, q)
-    D = error_draws(bias, cov, M, np.zeros(q))
     sig = None
     if not logistic:
         sig = float(design.y_half * math.sqrt(max(rss[0], 0.0) / max(n_hat - len(kept), 1.0)))
     inf = Inference(
-        cov=_covariance(D), share=share, share_of="mu^2", covers=COVERS[loss], sigma=sig,
+        cov=mixture_covariance(bias, cov, M, np.zeros(q)), share=share, share_of="mu^2",
+        covers=COVERS[loss], sigma=sig,
         reference=("curvature released in DP-GD's Gaussian-DP plan; gradient noise propagated "
                    "through the linearised steps; parametric bootstrap as Ferrando, Wang & "
                    "Sheldon (AISTATS 2022)"),
         method=(f"the {T} noisy gradient steps' noise propagated through the linearised "
                 f"descent, plus sampling error from the private curvature"
                 + ("" if logistic else " and residual sum of squares")
-                + f" and the unfinished descent's bias, by parametric bootstrap ({DRAWS} "
-                f"draws over {CURVATURE_DRAWS} plausible curvatures)"))
+                + f" and the unfinished descent's bias, as a Gaussian mixture over "
+                f"{CURVATURE_DRAWS} plausible curvatures (its 95% quantiles computed exactly, "
+                f"no draws)"))
     return finish_cov(inf, design.dropped)
