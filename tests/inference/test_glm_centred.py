@@ -122,3 +122,37 @@ def test_the_corrected_estimate_has_the_unpenalised_spread(corrected):
     assert exact == corrected
     if not corrected:
         assert (np.diag(cov[0]) < np.diag(Ci + s**2 * Ci @ Ci)).all()
+
+
+def _plausible(K: int, wild: float) -> np.ndarray:
+    """``K`` plausible 2x2 informations around the identity (a deterministic spread); with
+    ``wild`` > 0 one of them is near-singular (``wild`` its smallest eigenvalue)."""
+    t = np.linspace(-1.0, 1.0, K)
+    Cs = np.eye(2)[None] * (1.0 + 0.1 * t)[:, None, None]
+    Cs[:, 0, 1] = Cs[:, 1, 0] = 0.05 * t
+    if wild:
+        Cs[0] = np.diag([1.0, wild])
+    return Cs
+
+
+def test_an_unstable_plug_in_keeps_the_symmetric_interval():
+    """A near-singular plausible information pulls the plug-ins' mean (the bootstrap's bias
+    correction) far from their median: such a fit must not be centred there (the wild
+    intervals of eps 0.5); a smooth spread of informations is centred."""
+    theta = np.array([0.5, 2.0])
+    assert inf_glm.plugin_stable(_plausible(200, 0.0), 0.05, theta)
+    assert not inf_glm.plugin_stable(_plausible(200, 1e-3), 0.05, theta)
+
+
+@pytest.mark.parametrize("wild", [0.0, 1e-3])
+def test_glm_inference_centres_only_a_stable_plug_in(wild, monkeypatch):
+    """Through :func:`glm_inference`: the plausible informations are those above; the
+    released ``bias`` (the interval's centre) is given only when the plug-in is stable."""
+    Cs = _plausible(inf_glm.CURVATURE_DRAWS, wild)
+    monkeypatch.setattr(inf_glm, "plausible_curvatures", lambda C, s: (Cs, 1.0))
+    inf = inf_glm.glm_inference(
+        "objpert", C_rel=np.eye(2), sigma_c=0.01, theta=np.array([0.5, 2.0]), ridge=0.05,
+        noise={"s": 0.01, "sigma_out": 0.0}, M=np.eye(2), icol=0, threshold=0.0,
+        n_hat=20_000.0, eps=1.0, share=0.1, share_of="eps")
+    assert (inf.bias is None) == (wild > 0)
+    assert ("unstable" in inf.method) == (wild > 0)
