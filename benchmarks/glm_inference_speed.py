@@ -33,6 +33,9 @@ import pandas as pd
 import dpstats as dp
 import dpstats.estimators.tukey.linear as tukey_linear
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import speed_common as sc  # noqa: E402
+
 OUT = Path(__file__).parent / "results" / "glm_inference_speed.csv"
 
 
@@ -70,15 +73,7 @@ SETS = {
 def _stage_timer(stage: dict):
     """``_with_inference`` of the Tukey fit, timed into ``stage`` (wall, cpu)."""
     real = tukey_linear._with_inference
-
-    def timed(*args, **kw):
-        t0, c0 = time.perf_counter(), time.process_time()
-        try:
-            return real(*args, **kw)
-        finally:
-            stage["wall"] += time.perf_counter() - t0
-            stage["cpu"] += time.process_time() - c0
-    return real, timed
+    return real, sc.wrap_timed(real, stage)
 
 
 def _call(kw, formula: str, df: pd.DataFrame, r: int):

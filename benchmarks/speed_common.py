@@ -124,6 +124,19 @@ def peak_extra_mb(out: dict, key: str = "peak_mb"):
             out[key] = max(now - before_max, 0) / 1024.0
 
 
+def wrap_timed(real, stage: dict):
+    """``real`` wrapped so that each call adds its wall and CPU seconds to ``stage["wall"]``
+    and ``stage["cpu"]`` (a stage's own time inside a fit)."""
+    def timed_call(*args, **kw):
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            return real(*args, **kw)
+        finally:
+            stage["wall"] += time.perf_counter() - t0
+            stage["cpu"] += time.process_time() - c0
+    return timed_call
+
+
 def timed(fn, repeats: int = 3, warmup: bool = False) -> dict:
     """Fastest of ``repeats`` calls: ``seconds`` (wall), ``cpu_seconds``, ``result``; and
     ``peak_mb``, the largest peak of them."""

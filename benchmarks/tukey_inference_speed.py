@@ -66,13 +66,7 @@ def worker(root: str, n: int, d: int, repeats: int) -> dict:
     stage = {"wall": 0.0, "cpu": 0.0}
     real = tukey_linear._with_inference
 
-    def timed_stage(*args, **kw):       # the inference stage's own time inside a fit
-        t0, c0 = time.perf_counter(), time.process_time()
-        try:
-            return real(*args, **kw)
-        finally:
-            stage["wall"] += time.perf_counter() - t0
-            stage["cpu"] += time.process_time() - c0
+    timed_stage = sc.wrap_timed(real, stage)   # the inference stage's own time inside a fit
     times: dict[str, list[float]] = {k: [] for k in calls}
     cpu: dict[str, list[float]] = {k: [] for k in calls}
     share: dict[str, list[float]] = {"wall": [], "cpu": []}
