@@ -385,8 +385,8 @@ def tukey_inference(X, y, models, point, c, intercept_col, *, plan: InferencePla
                 f"(window counts and design moments, {100 * plan.share:.3g}% of eps), times "
                 f"sqrt(f/m) with f = {f:.3g} (the median's pi/2 plus the exponential "
                 f"mechanism's noise, by simulation)"
-                + f", with a critical value of {_range(finite)} instead of 1.96 for the "
-                  f"window counts' noise in the spread"
+                + (f", with a critical value of {_range(finite)} instead of 1.96 for the "
+                   f"window counts' noise in the spread" if _range(finite) != "1.96" else "")
                 + (f" and the median's largest shift {shift:.2g} sigma_j (r = "
                    f"{shift / base:.2g} standard errors) by the expected {short:.2g} share "
                    f"of groups with fewer rows than columns (their minimum-norm models "
