@@ -151,16 +151,7 @@ def test_numeric_builder_serves_dp_glm(formula):
 def test_seeded_dask_glm_fits_identical_with_and_without(method, monkeypatch):
     import dpstats as dp
     df = binary_frame(20_000, 3).drop(columns="c")
-    fits, calls = [], []
-    real = numeric.numeric_design
-    monkeypatch.setattr(numeric, "numeric_design", lambda *a: calls.append(1) or real(*a))
-    for enabled in (True, False):
-        monkeypatch.setattr(numeric, "ENABLED", enabled)
-        fits.append(dp.dp_glm("y ~ a + b", dd.from_pandas(df, npartitions=3), eps=1.0,
-                              method=method, random_state=5))
-    assert calls                                      # the first fit used the numeric builder
-    np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())
-    assert str(fits[0].summary()) == str(fits[1].summary())
+    _assert_same_with_and_without(dp.dp_glm, df, method, monkeypatch)
 
 
 @pytest.mark.parametrize("method", ["auto", "adassp"])
@@ -168,13 +159,18 @@ def test_seeded_dask_fits_identical_with_and_without(method, monkeypatch):
     import dpstats as dp
     df = awkward_frame(20_000, 1).drop(columns="c")
     df["y"] = 1.0 + 2.0 * df.a.fillna(0) / 1e3 - df.b.clip(-2, 2).fillna(0) + df.y.fillna(0)
+    _assert_same_with_and_without(dp.dp_lm, df, method, monkeypatch)
+
+
+def _assert_same_with_and_without(fit_fn, df, method, monkeypatch):
+    """A seeded dask fit of ``y ~ a + b`` with the numeric builder equals the one without."""
     fits, calls = [], []
     real = numeric.numeric_design
     monkeypatch.setattr(numeric, "numeric_design", lambda *a: calls.append(1) or real(*a))
     for enabled in (True, False):
         monkeypatch.setattr(numeric, "ENABLED", enabled)
-        fits.append(dp.dp_lm("y ~ a + b", dd.from_pandas(df, npartitions=3), eps=1.0,
-                             method=method, random_state=5))
+        fits.append(fit_fn("y ~ a + b", dd.from_pandas(df, npartitions=3), eps=1.0,
+                           method=method, random_state=5))
     assert calls                                      # the first fit used the numeric builder
     np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())
     assert str(fits[0].summary()) == str(fits[1].summary())
