@@ -11,9 +11,11 @@ model and sensitivity: not applicable (no data is read).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
-__all__ = ["simulation_noise", "SIMULATION_SEED"]
+__all__ = ["simulation_noise", "SIMULATION_SEED", "released_seed"]
 
 #: The public seed of every post-processing simulation.
 SIMULATION_SEED = 20220328
@@ -59,3 +61,41 @@ def simulation_noise(shapes: dict[str, tuple[int, ...]], kinds: dict[str, str] |
         else:
             raise ValueError(f"unknown kind {kind!r}")
     return out
+
+
+def released_seed(*released, salt: int = 0) -> int:
+    """A simulation seed that is a deterministic function of released values.
+
+    A fixed seed reuses the same Monte Carlo draws in every fit, so their sampling error never
+    averages out over fits (design note 58: 2,000 fixed draws left DP-GD's p = 1 intervals
+    2.5-3% short in *every* fit). Seeding from the bytes of values a mechanism already released
+    keeps the simulation post-processing (it reads no data and is reproducible from the
+    released values alone) while different fits get independent draws.
+
+    Parameters
+    ----------
+    *released : array_like or float
+        Values already released (noisy statistics, coefficients); never raw data.
+    salt : int
+        Distinguishes the simulations of one fit (a public constant per call site).
+
+    Returns
+    -------
+    int
+        A 63-bit seed for :func:`simulation_noise`.
+
+    Examples
+    --------
+    >>> a = released_seed(np.array([1.0, 2.0]), 0.5)
+    >>> a == released_seed(np.array([1.0, 2.0]), 0.5), a == released_seed(np.array([1.0, 2.5]), 0.5)
+    (True, False)
+    >>> released_seed(1.0, salt=1) != released_seed(1.0, salt=2)
+    True
+    """
+    h = hashlib.blake2b(digest_size=8)
+    h.update(int(salt).to_bytes(8, "little", signed=True))
+    for value in released:
+        arr = np.ascontiguousarray(np.asarray(value, dtype=np.float64))
+        h.update(str(arr.shape).encode())
+        h.update(arr.tobytes())
+    return int.from_bytes(h.digest(), "little") >> 1
