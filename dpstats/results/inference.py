@@ -105,6 +105,17 @@ class InferenceMixin:
         bias = self._inf().bias
         return self.params if bias is None else self.params - bias.to_numpy()
 
+    @property
+    def params_bias_corrected(self) -> pd.Series:
+        """The intervals' centres: ``params`` minus the estimated bias where the inference
+        estimates one (dp_glm's objective perturbation, design note 57), else ``params``.
+
+        Post-processing of released values. At large n the ridge's bias can exceed 1.96
+        standard errors, so ``params`` may lie outside its own interval while this centre
+        does not; the summary then says so.
+        """
+        return self._centre().rename("bias_corrected")
+
     def cov_params(self) -> pd.DataFrame:
         """Covariance of the released coefficients (NaN where there is no interval)."""
         return self._inf().cov.copy()
@@ -212,4 +223,22 @@ def inference_notes(result) -> list[str]:
                "bias (released values only), not at coef.")
     return [f"Standard errors: {inf.method} ({inf.reference}); {budget}. Intervals "
             f"and p-values use the normal reference distribution.{centred} A 95% interval "
-            f"covers {inf.covers}."]
+            f"covers {inf.covers}."] + _outside_note(result)
+
+
+def _outside_note(result, most: int = 4) -> list[str]:
+    """A note naming the terms whose ``coef`` lies outside its own (bias-centred) interval,
+    with the intervals' centres (released values only)."""
+    if result._inf().bias is None:
+        return []
+    ci, coef, centre = result.conf_int(), result.params, result.params_bias_corrected
+    lo, hi = ci["lower"].to_numpy(), ci["upper"].to_numpy()
+    out = [name for name, c, a, b in zip(coef.index, coef.to_numpy(), lo, hi, strict=True)
+           if np.isfinite(a) and np.isfinite(b) and not a <= c <= b]
+    if not out:
+        return []
+    shown = ", ".join(f"{name} {centre[name]:.4g}" for name in out[:most])
+    more = f" and {len(out) - most} more" if len(out) > most else ""
+    return [f"For {len(out)} term(s) the estimated bias is larger than the interval's "
+            f"half-width, so coef lies outside its own interval; the intervals' centres "
+            f"(params_bias_corrected) are {shown}{more}."]
