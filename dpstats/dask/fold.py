@@ -23,9 +23,9 @@ from .passes import (
     RAW_MAX_ROWS,
     FirstPass,
     _unique,
-    cell_counts,
+    first_counts,
     group_sums,
-    log_counts,
+    kept_columns,
     merge,
     seeded_labels,
 )
@@ -85,10 +85,12 @@ class FusedPass:
                 acc["groups"], acc["deferred"] = groups_of(acc), None   # the rows so far
             acc["sample"] = joined
         acc["n"] += int(X.shape[0])
-        acc["hist"] = log_counts(X, y, acc["hist"] if acc["hist"] is not None else
-                                 np.zeros((X.shape[1] + 1, grid_cells()), dtype=np.int64))
+        acc["hist"], keys = first_counts(X, y, acc["hist"] if acc["hist"] is not None else
+                                         np.zeros((X.shape[1] + 1, grid_cells()),
+                                                  dtype=np.int64),
+                                         acc["keys"], self.first.centre)
         if self.first.centre:
-            acc["keys"] = cell_counts(X, acc["keys"])
+            acc["keys"] = keys
             if acc["raw"] is not None:          # raw values only while every piece is small
                 mine = [_unique(X[:, j]) for j in range(X.shape[1])] \
                     if X.shape[0] < RAW_MAX_ROWS else None
@@ -109,7 +111,7 @@ def chain_sums(pieces, m: int, seed: int, source, keep=None) -> np.ndarray:
     columns of ``X`` only."""
     acc = None
     for X, y, part, index in pieces:
-        X = X if keep is None else X[:, list(keep)]
+        X = kept_columns(X, keep)
         labels = np.asarray(source(part, index, X.shape[0], m, seed))
         acc = group_sums(X, y, labels, m, acc)
     return acc
