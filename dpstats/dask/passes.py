@@ -133,7 +133,7 @@ def first_counts(X: np.ndarray, y: np.ndarray, hist: np.ndarray, keys: np.ndarra
 
 def kept_columns(X: np.ndarray, keep) -> np.ndarray:
     """``X[:, keep]`` (``keep`` None: ``X``), or ``X`` itself, not copied, when ``keep`` is
-    every column in order (the same values: a 1e6 x 10 copy was a fifth of the Tukey models'
+    every column in order (the same values: a 1e6 x 10 copy was a quarter of the Tukey models'
     step on the worker).
 
     >>> X = np.arange(6.0).reshape(3, 2)
