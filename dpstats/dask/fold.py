@@ -23,20 +23,26 @@ from .passes import (
     RAW_MAX_ROWS,
     FirstPass,
     _unique,
-    cell_counts,
+    first_counts,
     group_sums,
-    log_counts,
+    kept_columns,
     merge,
     seeded_labels,
 )
 
 __all__ = ["fold_frame", "fold_chains", "chain_count", "FusedPass", "fused_total",
            "fused_stats", "groups_of", "add_partials", "held_rows", "rows_below_q", "whole_chains",
-           "chain_sums", "Held", "pairwise", "identity", "PIN_CHAINS"]
+           "chain_sums", "Held", "pairwise", "identity", "PIN_CHAINS", "FOLD_CHAINS"]
 
 #: Pin each chain of :func:`fold_frame` to one worker on a distributed client (False: let the
 #: scheduler place every step, as before; benchmarks/dask_scale.py compares the two).
 PIN_CHAINS = True
+#: The chains of every fold (:func:`fold_frame`; fewer when the frame has fewer partitions):
+#: a public setting, never the cluster's worker count, so that no released value depends on
+#: the cluster. The chains are placed on the listed workers round-robin (placement only).
+#: Raise it on a larger cluster for more parallel folds: seeded fits are then comparable only
+#: with fits made at the same setting.
+FOLD_CHAINS = 2
 
 
 @dataclass(frozen=True)
@@ -79,10 +85,12 @@ class FusedPass:
                 acc["groups"], acc["deferred"] = groups_of(acc), None   # the rows so far
             acc["sample"] = joined
         acc["n"] += int(X.shape[0])
-        acc["hist"] = log_counts(X, y, acc["hist"] if acc["hist"] is not None else
-                                 np.zeros((X.shape[1] + 1, grid_cells()), dtype=np.int64))
+        acc["hist"], keys = first_counts(X, y, acc["hist"] if acc["hist"] is not None else
+                                         np.zeros((X.shape[1] + 1, grid_cells()),
+                                                  dtype=np.int64),
+                                         acc["keys"], self.first.centre)
         if self.first.centre:
-            acc["keys"] = cell_counts(X, acc["keys"])
+            acc["keys"] = keys
             if acc["raw"] is not None:          # raw values only while every piece is small
                 mine = [_unique(X[:, j]) for j in range(X.shape[1])] \
                     if X.shape[0] < RAW_MAX_ROWS else None
@@ -103,7 +111,7 @@ def chain_sums(pieces, m: int, seed: int, source, keep=None) -> np.ndarray:
     columns of ``X`` only."""
     acc = None
     for X, y, part, index in pieces:
-        X = X if keep is None else X[:, list(keep)]
+        X = kept_columns(X, keep)
         labels = np.asarray(source(part, index, X.shape[0], m, seed))
         acc = group_sums(X, y, labels, m, acc)
     return acc
@@ -301,10 +309,14 @@ def on_worker(held: Held, fn, *args):
     return held.client.submit(fn, held.value, *args, pure=False).result()
 
 
-def chain_count(parts: int, chains: int | None = None, client=None) -> int:
-    """The chains of a fold over ``parts`` partitions: ``chains``, default :func:`fold_chains`
-    (public: the client's workers, never the data), at most one per partition."""
-    return max(1, min(parts, chains or fold_chains(client)))
+def chain_count(parts: int, chains: int | None = None) -> int:
+    """The chains of a fold over ``parts`` partitions: ``chains``, default
+    :data:`FOLD_CHAINS` (public: neither the data nor the cluster), at most one per partition.
+
+    >>> chain_count(1), chain_count(7), chain_count(7, 3)
+    (1, 2, 3)
+    """
+    return max(1, min(parts, chains or fold_chains()))
 
 
 def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False):
@@ -312,7 +324,8 @@ def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False):
     sequential chains (partition i in chain ``i % chains``; each chain's accumulator stays on
     its worker, one array however many partitions), the chains added up pairwise and
     ``finish(total)`` computed on a worker: only what ``finish`` returns comes to the client.
-    ``chains`` (default :func:`fold_chains`) is public: it is not read from the data. With
+    ``chains`` (default :data:`FOLD_CHAINS`) is public: it is read from neither the data nor
+    the cluster (the workers only decide where each chain runs). With
     ``hold``, ``(finish(total), Held(total))``: the total stays on its worker for later
     :meth:`Held.apply` calls.
 
@@ -323,7 +336,7 @@ def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False):
     import dask
     parts = ddf.to_delayed()
     client = _client()
-    chains = chain_count(len(parts), chains, client)
+    chains = chain_count(len(parts), chains)
     accs = [None] * chains
     for i, part in enumerate(parts):
         accs[i % chains] = dask.delayed(fn, pure=False)(accs[i % chains], part, i)
@@ -359,10 +372,9 @@ def _client():
         return None
 
 
-def fold_chains(client=None) -> int:
-    """Chains of :func:`fold_frame`: the workers of the current dask client (two without
-    one)."""
-    client = client or _client()
-    return 2 if client is None else max(1, len(client.scheduler_info()["workers"]))
-
-
+def fold_chains() -> int:
+    """Chains of :func:`fold_frame`: :data:`FOLD_CHAINS`, whatever the client and its
+    workers. The chains decide the order in which the floats of a
+    fold are added, so a count read from the cluster (the workers the scheduler lists at that
+    moment, as before) made a seeded release depend on the cluster's state."""
+    return max(1, int(FOLD_CHAINS))

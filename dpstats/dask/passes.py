@@ -28,7 +28,7 @@ from .design import PartitionDesign
 
 __all__ = ["reduce_frame", "merge", "LevelsPass", "FirstPass", "GramPass",
            "GroupPass", "group_sums", "sums_of", "log_counts", "cell_counts", "column_cells",
-           "SamplePass", "sample_frame", "RAW_MAX_ROWS"]
+           "SamplePass", "sample_frame", "RAW_MAX_ROWS", "first_counts", "kept_columns"]
 
 #: Below this many rows the centre uses the raw distinct values (as in memory, where
 #: :func:`~dpstats.mechanisms.centre.private_centre_value` switches to stand-ins from it on).
@@ -106,6 +106,43 @@ def cell_counts(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     counts = np.zeros((X.shape[1], 2 * half + 7), dtype=np.int64) if out is None else out
     add_cell_keys(counts, _bits(X), lo, hi, low, half)
     return counts
+
+
+def first_counts(X: np.ndarray, y: np.ndarray, hist: np.ndarray, keys: np.ndarray | None,
+                 centre: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`log_counts` of ``(X, y)`` added into ``hist`` and, with ``centre``,
+    :func:`cell_counts` of ``X`` into ``keys`` (None: new), the two kernels on two threads
+    when ``X`` is large (:func:`dpstats._kernels.runtime.run_chunks`: each releases the GIL
+    and writes its own integer counts, so the counts are the same as one after the other).
+
+    >>> X = np.array([[1.0, -0.5], [3.0, 0.0]])
+    >>> h, k = first_counts(X, X[:, 0], np.zeros((3, grid_cells()), dtype=np.int64), None, True)
+    >>> bool((h == log_counts(X, X[:, 0])).all()), bool((k == cell_counts(X)).all())
+    (True, True)
+    """
+    from .._kernels.runtime import run_chunks
+    out = [hist, keys]
+    tasks = [lambda: log_counts(X, y, hist)] + ([lambda: cell_counts(X, keys)] if centre else [])
+
+    def run(lo, hi):
+        for i in range(lo, hi):
+            out[i] = tasks[i]()
+    run_chunks(run, len(tasks), X.size)
+    return out[0], out[1]
+
+
+def kept_columns(X: np.ndarray, keep) -> np.ndarray:
+    """``X[:, keep]`` (``keep`` None: ``X``), or ``X`` itself, not copied, when ``keep`` is
+    every column in order (the same values: a 1e6 x 10 copy was a quarter of the Tukey models'
+    step on the worker).
+
+    >>> X = np.arange(6.0).reshape(3, 2)
+    >>> kept_columns(X, (0, 1)) is X, kept_columns(X, [1]).ravel().tolist()
+    (True, [1.0, 3.0, 5.0])
+    """
+    if keep is None or list(keep) == list(range(X.shape[1])):
+        return X
+    return X[:, list(keep)]
 
 
 def column_cells(X: np.ndarray) -> list:
@@ -215,11 +252,22 @@ class GramPass:
         return {"gram": Xs.T @ Xs, "xty": Xs.T @ ys}
 
 
+#: A partition's group sums are taken in two halves of its rows, on two threads, when it has
+#: at least this many rows and this many per group (:func:`group_sums`; below, one call: with
+#: few rows per group the per-group products dominate and a second pass over the groups
+#: costs more than a thread saves).
+SPLIT_ROWS, SPLIT_PER_GROUP = 1 << 18, 64
+
+
 def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int,
                acc: np.ndarray | None = None) -> np.ndarray:
     """Per-group sufficient statistics of ``(X, y)`` added into ``acc`` (m, K) (zeros when
     None): :func:`dpstats._kernels.partition_sums.add_group_sums`, one serial pass over the
-    rows; :func:`sums_of` names its columns.
+    rows; :func:`sums_of` names its columns. A large partition with many rows per group
+    (:data:`SPLIT_ROWS`, :data:`SPLIT_PER_GROUP`) is summed in two halves on two threads
+    (:func:`dpstats._kernels.runtime.run_chunks`; the first half into ``acc``, the second into
+    zeros, then added): the split is fixed by the rows and ``m``, not by the threads, so the
+    floats are the same on one thread or two.
 
     >>> X = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 4.0]])
     >>> s = sums_of(group_sums(X, np.array([1.0, 2.0, 3.0]), np.array([0, 1, 0]), 2), 2)
@@ -227,11 +275,24 @@ def group_sums(X: np.ndarray, y: np.ndarray, labels: np.ndarray, m: int,
     ([[2.0, 6.0], [6.0, 20.0]], [2.0, 6.0])
     """
     from .._kernels.partition_sums import add_group_sums, group_sums_width
+    from .._kernels.runtime import run_chunks
     if acc is None:
         acc = np.zeros((int(m), group_sums_width(X.shape[1])))
-    add_group_sums(acc, np.ascontiguousarray(X, dtype=np.float64),
-                   np.ascontiguousarray(y, dtype=np.float64),
-                   np.ascontiguousarray(labels, dtype=np.int64))
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    n = X.shape[0]
+    if n < SPLIT_ROWS or n < SPLIT_PER_GROUP * int(m):
+        add_group_sums(acc, X, y, labels)
+        return acc
+    half, other = n // 2, np.zeros_like(acc)
+    pieces = [(acc, 0, half), (other, half, n)]
+
+    def run(lo, hi):
+        for out, a, b in pieces[lo:hi]:
+            add_group_sums(out, X[a:b], y[a:b], labels[a:b])
+    run_chunks(run, 2, X.size)
+    acc += other
     return acc
 
 
@@ -275,7 +336,7 @@ class GroupPass:
 
     def __call__(self, acc, pdf, part: int) -> np.ndarray:
         X, y = self.design(pdf)
-        X = X[:, list(self.keep)]
+        X = kept_columns(X, self.keep)
         labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
         return group_sums(X, y, labels, self.m, acc)
 

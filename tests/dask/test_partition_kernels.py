@@ -74,6 +74,35 @@ def test_folded_partitions_equal_the_whole(m):
                                atol=1e-12)
 
 
+def test_split_group_sums_equal_on_one_and_two_threads(monkeypatch):
+    """A partition summed in two halves (lowered thresholds) equals the whole up to rounding,
+    gives the same floats on one thread or two (the split is the rows', not the threads'),
+    and the split really ran (its floats differ from one serial call)."""
+    import numba
+
+    import dpstats.dask.passes as passes
+    monkeypatch.setattr(passes, "SPLIT_ROWS", 1000)
+    monkeypatch.setattr(passes, "SPLIT_PER_GROUP", 10)
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(40_000, 3)) * [1.0, 1e3, 1e-3], rng.normal(size=40_000)
+    labels = rng.integers(0, 50, 40_000)
+    ref = group_sums_reference(X, y, labels, 50)
+    two = group_sums(X, y, labels, 50)
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        one = group_sums(X, y, labels, 50)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(two, ref, rtol=1e-11, atol=1e-9)
+    serial = np.zeros_like(ref)
+    add_group_sums(serial, X, y, labels)
+    assert not np.array_equal(serial, two)
+    acc = group_sums(X, y, labels, 50, serial.copy())           # into an accumulator
+    np.testing.assert_allclose(acc, 2 * ref, rtol=1e-11, atol=1e-9)
+
+
 def test_log_counts_equal_log_histograms():
     cols = awkward()
     np.testing.assert_array_equal(log_counts(cols), log_histograms(cols))
