@@ -6,9 +6,9 @@ mean ``G beta`` and covariance ``sigma^2 G``: the sampling distribution of ``X'y
 design under homoscedastic errors; or covariance ``S_b``, a plausible sandwich meat per draw,
 under heteroscedastic errors: :mod:`~dpstats.estimators.inference.sandwich`), adds fresh
 mechanism noise with the released noise scales, and re-runs the estimator's solve. Randomness
-comes from
-:func:`dpstats.mechanisms.simulation.simulation_noise` (fixed public seed), never from the fit's
-generator.
+comes from :func:`dpstats.mechanisms.simulation.simulation_noise` at a ``seed`` the caller
+derives from released values (:func:`~dpstats.mechanisms.simulation.released_seed`: different
+fits, independent draws), never from the fit's generator.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...mechanisms.simulation import simulation_noise
+from ...mechanisms.simulation import SIMULATION_SEED, simulation_noise
 
 __all__ = ["plugin_gram", "symmetric_noise", "simulated_xty", "adassp_draws", "bas_draws",
            "ridge_draws"]
@@ -62,9 +62,9 @@ def ridge_draws(lam_true: float, eta: np.ndarray, sigma_lam: float, sigma_gram: 
 
 def adassp_draws(G: np.ndarray, beta: np.ndarray, sigma2: np.ndarray, *, sigma_gram: float,
                  sigma_lam: float, sigma_xy: float, rho: float, shift: float,
-                 no_ridge: bool = False) -> np.ndarray:
+                 no_ridge: bool = False, seed: int = SIMULATION_SEED) -> np.ndarray:
     """``(B, p)`` AdaSSP estimates re-solved from simulated statistics plus fresh noise
-    (``no_ridge``: the ridge-free solves of the same draws).
+    (``no_ridge``: the ridge-free solves of the same draws; ``seed``: of the draws).
 
     >>> G = np.diag([1000.0, 300.0])
     >>> th = adassp_draws(G, np.array([0.5, -0.2]), np.full(2000, 0.01), sigma_gram=1e-6,
@@ -74,7 +74,7 @@ def adassp_draws(G: np.ndarray, beta: np.ndarray, sigma2: np.ndarray, *, sigma_g
     """
     p, B = G.shape[0], sigma2.shape[0]
     d = simulation_noise({"xi": (B, p), "tri": (B, p * (p + 1) // 2), "eta": (B,),
-                          "e": (B, p)})
+                          "e": (B, p)}, seed=seed)
     z = simulated_xty(G, beta, sigma2, d["xi"]) + sigma_xy * d["e"]
     ridge = ridge_draws(float(np.linalg.eigvalsh(G)[0]), d["eta"], sigma_lam, sigma_gram, p,
                         rho, shift)
@@ -93,8 +93,9 @@ def _solve(A: np.ndarray, z: np.ndarray) -> np.ndarray:
 
 def bas_draws(G: np.ndarray, beta: np.ndarray, sigma2: np.ndarray, *, sigma_gram: float,
               sigma_lam: float, sigma_round: float, T: int, shrinkage: float, rho: float,
-              shift: float) -> np.ndarray:
-    """``(B, p)`` Boosted AdaSSP estimates from simulated statistics plus fresh noise.
+              shift: float, seed: int = SIMULATION_SEED) -> np.ndarray:
+    """``(B, p)`` Boosted AdaSSP estimates from simulated statistics plus fresh noise
+    (``seed``: of the draws).
 
     Each round's released gradient ``X'clip(y - X theta)`` is simulated as
     ``X'y - G theta`` plus round noise (residual clipping at 1 on the mapped scale is not
@@ -102,7 +103,7 @@ def bas_draws(G: np.ndarray, beta: np.ndarray, sigma2: np.ndarray, *, sigma_gram
     """
     p, B = G.shape[0], sigma2.shape[0]
     d = simulation_noise({"xi": (B, p), "tri": (B, p * (p + 1) // 2), "eta": (B,),
-                          "rounds": (T, B, p)})
+                          "rounds": (T, B, p)}, seed=seed)
     z = simulated_xty(G, beta, sigma2, d["xi"])
     ridge = ridge_draws(float(np.linalg.eigvalsh(G)[0]), d["eta"], sigma_lam, sigma_gram, p,
                         rho, shift)
