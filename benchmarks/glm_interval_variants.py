@@ -15,7 +15,15 @@ coverage of the model's coefficients and the median width relative to the ``sym`
   at the coefficient minus the draws' bias, with the ridge minimiser's spread;
 * ``basic+J``: the same with the bias-corrected estimate's spread (``(I + r C^-1)`` times the
   ridge minimiser's error, :func:`~dpstats.estimators.inference.glm._ridge_model`);
-* ``adopted``: ``basic+J`` unless a cut tail's move enters (then ``sym``), the code's rule.
+* ``adopted``: ``basic+J`` unless a cut tail's move enters or the plug-in is unstable (then
+  ``sym``): note 59's rule, with its fixed-seed draws;
+* ``code``: the code's own :func:`~dpstats.estimators.inference.glm.glm_inference` on the
+  recorded inputs (exact mixture quantiles, seeds from the released values, the spread at the
+  released information; the cut tails' draws as recorded). A fit it gates counts as a miss.
+
+``--save PREFIX`` pickles each cell's recorded fits (``PREFIX_cellI.pkl``), ``--load PREFIX``
+evaluates them again without refitting; the recorded fits also hold the cut tails' plausible
+scores under two other seeds (``tail1``, ``tail2``).
 
 Diagnosis only (``--diagnose``): the exact, non-private fits of each replication's clipped
 rows (unpenalised and ridge-only) split the realised error into the ridge's shrinkage, the
@@ -32,6 +40,7 @@ Reads no real data; the simulated data come from ``glm_coverage.simulate``.
 from __future__ import annotations
 
 import argparse
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -44,21 +53,24 @@ import glm_coverage as gc  # noqa: E402
 
 from dpstats.estimators import objpert  # noqa: E402
 from dpstats.estimators.inference import glm as G  # noqa: E402
+from dpstats.estimators.inference import glm_tail  # noqa: E402
 from dpstats.estimators.inference.glm_tail import tail_bias  # noqa: E402
 from dpstats.estimators.inference.ssp import _covariance  # noqa: E402
 from dpstats.estimators.outpert import ridge_fit  # noqa: E402
 
 Z = 1.959963984540054
-VARIANTS = ("sym", "basic", "basic+J", "adopted")
+VARIANTS = ("sym", "basic", "basic+J", "adopted", "code")
+#: Other seeds of the plausible tails recorded per fit (``tail1``, ...).
+ALT_SEEDS = 2
 
 
-def record(i: int, reps: int, diagnose: bool) -> list[dict]:
+def record(i: int, reps: int, diagnose: bool, base: int = 1000) -> list[dict]:
     """Per fit with intervals in cell ``i`` of ``glm_coverage.CELLS``: the released inference
     inputs (``kw``), the estimate and the truth; with ``diagnose`` also the exact unpenalised
     and ridge fits of the rows."""
-    cell, seed = gc.CELLS[i], 1000 + 17 * i
+    cell, seed = gc.CELLS[i], base + 17 * i
     fits: list[dict] = []
-    real_inf, real_gi = objpert._inference, G.glm_inference
+    real_inf, real_gi, real_ts = objpert._inference, G.glm_inference, G.tail_score
 
     def spy_inf(rows, theta_k, design, kept, s, t, n_noisy, eps, delta, share, op, rng, led):
         rec = {"theta_k": np.array(theta_k), "ridge": op.ridge}
@@ -73,7 +85,17 @@ def record(i: int, reps: int, diagnose: bool) -> list[dict]:
         fits[-1]["kw"] = kw
         return real_gi(kind, **kw)
 
-    objpert._inference, G.glm_inference = spy_inf, spy_gi
+    def spy_ts(*args, **kw):
+        out, seed0 = real_ts(*args, **kw), glm_tail.SEED
+        try:                    # the plausible tails under other seeds (--seeds)
+            for k in range(1, ALT_SEEDS + 1):
+                glm_tail.SEED = seed0 + 1000 * k
+                fits[-1][f"tail{k}"] = real_ts(*args, **kw)
+        finally:
+            glm_tail.SEED = seed0
+        return out
+
+    objpert._inference, G.glm_inference, G.tail_score = spy_inf, spy_gi, spy_ts
     try:
         rng = np.random.default_rng(seed)
         out = []
@@ -88,7 +110,7 @@ def record(i: int, reps: int, diagnose: bool) -> list[dict]:
                       flush=True)
         return out
     finally:
-        objpert._inference, G.glm_inference = real_inf, real_gi
+        objpert._inference, G.glm_inference, G.tail_score = real_inf, real_gi, real_ts
 
 
 def draws(kw: dict, corrected: bool, use_tail: bool = True) -> np.ndarray:
@@ -110,8 +132,15 @@ def draws(kw: dict, corrected: bool, use_tail: bool = True) -> np.ndarray:
 
 def interval(kw: dict, variant: str) -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)`` of the error ``params - truth`` under ``variant``."""
+    if variant == "code":
+        inf = G.glm_inference("objpert", **kw)
+        se = np.sqrt(np.diag(inf.cov))
+        centre = np.zeros_like(se) if inf.bias is None else np.asarray(inf.bias)
+        return centre - Z * se, centre + Z * se
     if variant == "adopted":
-        variant = "sym" if kw["tail"] is not None else "basic+J"
+        Cs = G.plausible_curvatures(kw["C_rel"], G.SPREAD * kw["sigma_c"])[0]
+        stable = G.plugin_stable(Cs, kw["ridge"], kw["theta"])
+        variant = "sym" if kw["tail"] is not None or not stable else "basic+J"
     D = draws(kw, corrected=variant == "basic+J")
     if variant == "sym":
         se = np.sqrt(np.diag(_covariance(D)))
@@ -160,10 +189,21 @@ def main(argv=None) -> int:
     ap.add_argument("--cells", default="3,0", help="indices into glm_coverage.CELLS")
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--diagnose", action="store_true")
+    ap.add_argument("--seed", type=int, default=1000,
+                    help="seed base (1000: glm_coverage.py's and coverage.py's seeds)")
+    ap.add_argument("--save", help="pickle each cell's recorded fits to SAVE_cellI.pkl")
+    ap.add_argument("--load", help="evaluate LOAD_cellI.pkl instead of fitting")
     a = ap.parse_args(argv)
     t0 = time.time()
     for i in (int(c) for c in a.cells.split(",")):
-        fits = record(i, a.reps, a.diagnose)
+        if a.load:
+            with open(f"{a.load}_cell{i}.pkl", "rb") as fh:
+                fits = pickle.load(fh)
+        else:
+            fits = record(i, a.reps, a.diagnose, a.seed)
+        if a.save:
+            with open(f"{a.save}_cell{i}.pkl", "wb") as fh:
+                pickle.dump(fits, fh)
         c = gc.CELLS[i]
         print(f"[{time.time() - t0:6.0f}s] cell {i} (n={c['n']:,} p={c['p']} eps={c['eps']} "
               f"{c['cov']}): {len(fits)} fits with intervals")

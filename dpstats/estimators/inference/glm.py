@@ -25,33 +25,24 @@ Two sources of error, on the fitted (unit) scale, then mapped to the original on
   the released histogram counts beyond the box, with their noise, and added to the draws'
   bias (``row_scale`` of :func:`perturbation_inference`).
 
-The released ``C`` is noisy: the bootstrap draws plausible informations ``C - E`` (``E`` a
-symmetric Gaussian matrix of the released noise scale) and, for each, error draws with the
-bias and covariance above. The bias plug-in is a convex function of ``C`` (through ``C^-1``),
-so at a noisy ``C`` it is too large on average, and averaged over plausible informations (a
-second draw of the same noise) larger again: the draws' biases are moved by the parametric
-bootstrap's bias correction, ``2 b(C_bar) - mean_k b(C_k)`` in place of ``mean_k b(C_k)``
-(:func:`debias`; ``C_bar`` the mean plausible information). Measured (design-notes.md, "The
-logistic fits' bias plug-ins"): at n = 20,000, p = 5, eps 1 the slopes covered 0.953-0.993
-without it, 0.940-0.973 with it (150 fits).
+The released ``C`` is noisy: the bootstrap takes plausible informations ``C_k = C - E`` (``E``
+symmetric Gaussian of the released noise scale, seeded by the released values,
+:func:`fit_seed`). The error model is the mixture over ``k`` of ``N(b_k, V)``: ``b_k`` the bias
+plug-in at ``C_k``, moved by the parametric bootstrap's bias correction ``2 b(C_bar) - mean_k
+b(C_k)`` (:func:`debias`: the plug-in is convex in ``C``), and ``V`` the sampling and privacy
+covariance at the released ``C`` (:data:`AT_RELEASED`).
 
-**Intervals centred at the bias-corrected estimate** (:func:`centred_covariance`): the 95%
-interval is the basic bootstrap interval ``[params - Q(0.975), params - Q(0.025)]`` of the
-error draws ``D``, released as ``bias`` (the quantiles' midpoint: intervals and z statistics
-are centred at ``params - bias``) and standard errors (half the quantiles' distance over
-1.96). The ridge's shrinkage is about one standard error (n = 20,000, eps 1), and the older
-interval, symmetric about ``params`` with half-width the 95% quantile of ``|D|``, held it by
-width: its coverage hung on one tail of the draws (0.918 for the slope at p = 1) and it was
-25-35% wider. The spread is that of the bias-corrected estimate ``theta + r C^-1 theta``:
-the plug-in moves with the released ``theta``, so its error is ``(I + r C^-1)`` times the
-ridge minimiser's (:func:`_ridge_model`; exact for a quadratic loss).
-Where the private box's cut tail moves the fit (:mod:`.glm_tail`, a side that clears its
-gate), that move is an estimate with an error the draws do not hold (the box varies between
-fits; the reach stops at 2 half-widths); centred there, the skewed cell covered 0.897-0.946,
-so those fits keep the symmetric interval (``bias`` None; standard errors the 95% quantile
-of ``|D|`` over 1.96, the bias included, of the ridge minimiser's spread). Correlations come
-from the draws (as :mod:`.ssp`). Measured: design-notes.md, "dp_glm's intervals centred".
-Draws come from :func:`dpstats.mechanisms.simulation.simulation_noise` (fixed public seed).
+**Intervals centred at the bias-corrected estimate**: the basic bootstrap interval ``[params -
+Q(0.975), params - Q(0.025)]`` (``Q`` the mixture's quantiles, exact: :mod:`.glm_mixture`),
+released as ``bias`` (the quantiles' midpoint) and standard errors (half their distance over
+1.96); correlations are the mixture's. The spread is that of the bias-corrected estimate
+``theta + r C^-1 theta``, ``(I + r C^-1)`` times the ridge minimiser's (:func:`_ridge_model`;
+exact for a quadratic loss). The older interval, symmetric about ``params`` with half-width
+the 95% quantile of ``|error|``, held the ridge's shrinkage (about one standard error) by
+width. Where the private box's cut tail moves the fit (:mod:`.glm_tail`), that move's error is
+larger than the model holds (centred there, the skewed cell covered 0.897-0.946), and where the
+plug-in is unstable (:func:`plugin_stable`), the fit keeps the symmetric interval (``bias``
+None). Measured: design-notes.md, "dp_glm's intervals centred" and "dp_glm's simulation seeds".
 
 **Gate.** No intervals when fewer than :data:`PD_SHARE` of the plausible informations are
 positive definite (the released information is too noisy to say how precise the fit is), or
@@ -74,20 +65,20 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...mechanisms.simulation import simulation_noise
+from ...mechanisms.simulation import released_seed, simulation_noise
 from ..outcome import Inference
 from .gate import GATED
+from .glm_mixture import exact_covariance
 from .glm_tail import tail_bias, tail_score
 from .simulate import symmetric_noise
 from .ssp import _covariance
 
 __all__ = ["glm_inference", "plausible_curvatures", "error_draws", "OUTPERT_REASON",
-           "outpert_inference",
-           "OBJPERT_SHARE", "PD_SHARE", "SPREAD", "TAIL_CAVEAT", "THRESHOLDS", "DRAWS",
-           "CURVATURE_DRAWS",
-           "COVERS",
+           "outpert_inference", "OBJPERT_SHARE", "PD_SHARE", "SPREAD", "AT_RELEASED",
+           "TAIL_CAVEAT", "THRESHOLDS", "DRAWS", "CURVATURE_DRAWS", "COVERS",
            "REFERENCE", "nan_inference", "gated", "fitted_map", "finish_cov",
-           "logistic_weights", "perturbation_inference", "debias", "centred_covariance"]
+           "logistic_weights", "perturbation_inference", "debias", "centred_covariance",
+           "fit_seed"]
 
 #: Why output perturbation releases no intervals (measured; see the module docstring).
 OUTPERT_REASON = (
@@ -102,12 +93,16 @@ OUTPERT_REASON = (
 OBJPERT_SHARE = 0.10
 #: Intervals need at least this share of positive-definite plausible informations.
 PD_SHARE = 0.95
-#: Objective perturbation's error model draws its plausible informations at this fraction of
-#: the released noise (the gate above always uses all of it). 1.0, the full mixture: it
-#: over-covers at eps 0.5 (0.970-0.993, 500 reps) but 0.7 under-covered there (0.925-0.985)
-#: and moved the skewed cell's intercept from 0.887 to 0.854 (design-notes.md, "The logistic
-#: fits' bias plug-ins").
+#: The plausible informations' share of the released noise (the gate uses all of it); 0.7
+#: under-covered the skewed cell (design-notes.md, "The logistic fits' bias plug-ins").
 SPREAD = 1.0
+#: The components' covariance (sampling plus privacy noise) at the released information for
+#: every plausible one: their spread says how well the bias is known, not how wide the error
+#: is given the information. Per plausible information (False, the rule before) a few
+#: near-singular ones widened every interval at eps 0.5 (sd z 0.68-0.82, coverage up to 0.988).
+#: Not where a cut tail's move enters: that width held the move's unmodelled error (skewed
+#: intercept 0.943 -> 0.928 with it; design-notes.md, "dp_glm's simulation seeds").
+AT_RELEASED = True
 #: Smallest ``n_hat * eps`` (released count, the fit's eps) with intervals, per method.
 #: dp_lm DP-GD (squared) at n = 5,000, eps 1 (index 5,000) covered 0.938 with its worst
 #: coefficient at 0.914 (500 replications, benchmarks/coverage.py); n = 20,000 at eps 0.5
@@ -120,10 +115,10 @@ THRESHOLDS = {"objpert": 0.0, "dpgd-logistic": 0.0, "dpgd-squared": 7_500.0}
 #: (114 fits). 0.5 sent 59% of the eps 0.5 fits to the symmetric interval (coverage 0.988, worst
 #: 0.995); 5 sends the heavy tail only (5% at eps 0.5, none at eps 1).
 PLUGIN_SKEW = 5.0
-#: Error draws of the bootstrap, and plausible informations they cycle through.
+#: Error draws of :func:`error_draws` (benchmarks only), and plausible informations.
 DRAWS = 2000
 CURVATURE_DRAWS = 200
-#: The seed of these simulations (public; distinct from the other bootstraps').
+#: The salt of these simulations' seeds (public; distinct from the other bootstraps').
 SEED = 16_2026
 REFERENCE = ("Fisher information released privately, privacy noise of the released "
              "distribution propagated; parametric bootstrap as Ferrando, Wang & Sheldon "
@@ -163,10 +158,11 @@ def gated(p: int, share: float, reason: str, share_of: str = "eps") -> Inference
     return nan_inference(p, share, GATED + reason, share_of)
 
 
-def plausible_curvatures(C_rel: np.ndarray, sigma: float, draws: int = CURVATURE_DRAWS):
+def plausible_curvatures(C_rel: np.ndarray, sigma: float, draws: int = CURVATURE_DRAWS,
+                         seed: int = SEED):
     """``(Cs, share_pd)``: the positive-definite ones among ``draws`` matrices ``C_rel - E``
-    (``E`` symmetric with N(0, sigma^2) upper-triangle entries, fixed public seed), and the
-    share that were positive definite.
+    (``E`` symmetric with N(0, sigma^2) upper-triangle entries, public ``seed``: objective
+    perturbation passes :func:`fit_seed`), and the share that were positive definite.
 
     >>> Cs, ok = plausible_curvatures(np.diag([100.0, 50.0]), 1.0)
     >>> Cs.shape, ok
@@ -174,23 +170,33 @@ def plausible_curvatures(C_rel: np.ndarray, sigma: float, draws: int = CURVATURE
     """
     C = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel).T) / 2.0
     p = C.shape[0]
-    tri = simulation_noise({"tri": (draws, p * (p + 1) // 2)}, seed=SEED)["tri"]
+    tri = simulation_noise({"tri": (draws, p * (p + 1) // 2)}, seed=seed)["tri"]
     Cs = C[None] - float(sigma) * symmetric_noise(tri, p)
     ok = np.linalg.eigvalsh(Cs)[:, 0] > 0
     return Cs[ok], float(ok.mean())
 
 
 def error_draws(bias: np.ndarray, cov: np.ndarray, M: np.ndarray, shift: np.ndarray,
-                draws: int = DRAWS) -> np.ndarray:
+                draws: int = DRAWS, seed: int = SEED + 1) -> np.ndarray:
     """``(draws, q)`` errors ``M (bias_k + cov_k^(1/2) xi) + shift`` on the original scale,
-    cycling through the ``K`` plausible (bias, covariance) pairs (unit scale)."""
+    cycling through the ``K`` plausible (bias, covariance) pairs (unit scale). Objective
+    perturbation's intervals no longer use them (:func:`.glm_mixture.exact_covariance`, the
+    same mixture's quantiles without draws); benchmarks compare against them."""
     K, p = bias.shape
-    xi = simulation_noise({"xi": (draws, p)}, seed=SEED + 1)["xi"]
+    xi = simulation_noise({"xi": (draws, p)}, seed=seed)["xi"]
     k = np.arange(draws) % K
     w, V = np.linalg.eigh((cov + cov.transpose(0, 2, 1)) / 2.0)
     root = V * np.sqrt(np.maximum(w, 0.0))[:, None, :]
     e = bias[k] + np.einsum("bij,bj->bi", root[k], xi)
     return e @ M.T + shift[None, :]
+
+
+def fit_seed(C_rel, sigma_c: float, theta, threshold: float) -> int:
+    """The public seed of a fit's plausible informations: a function of the released values
+    the simulation reads (:func:`~dpstats.mechanisms.simulation.released_seed`), so that
+    different fits get independent draws (a fixed seed repeated the same draws' error in every
+    fit: design-notes.md, note 58 and "dp_glm's simulation seeds")."""
+    return released_seed(C_rel, sigma_c, theta, threshold, salt=SEED)
 
 
 def debias(bias: np.ndarray, at_mean: np.ndarray) -> np.ndarray:
@@ -274,10 +280,11 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     idx = n_hat * eps if math.isfinite(n_hat) else math.nan
     if THRESHOLDS[kind] > 0 and not idx >= THRESHOLDS[kind]:
         return gated(q, share, _threshold_reason(kind, n_hat, eps), share_of)
-    Cs, ok = plausible_curvatures(C_rel, sigma_c)
+    seed = fit_seed(C_rel, sigma_c, theta, threshold)
+    Cs, ok = plausible_curvatures(C_rel, sigma_c, seed=seed)
     if ok < PD_SHARE:
         return gated(q, share, _noisy_reason(ok), share_of)
-    Cs = plausible_curvatures(C_rel, SPREAD * sigma_c)[0]       # the error model's
+    Cs = plausible_curvatures(C_rel, SPREAD * sigma_c, seed=seed)[0]    # the error model's
 
     def priv(Hr_inv):
         return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
@@ -285,13 +292,16 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     # centre at params - bias unless a cut tail's move enters or the plug-in is unstable
     centred = tail is None and plugin_stable(Cs, ridge, theta)
     bias, cov = _ridge_model(Cs, ridge, theta, priv, corrected=centred)
+    C0 = np.asarray(C_rel, dtype=np.float64)
+    C0 = (C0 + C0.T) / 2.0
+    if AT_RELEASED and tail is None and np.linalg.eigvalsh(C0)[0] > 0:    # spread given C
+        cov = np.broadcast_to(_ridge_model(C0[None], ridge, theta, priv, centred)[1], cov.shape)
     if tail is not None:
         bias = bias + tail_bias(Cs, tail)               # the box's move (.glm_tail)
     shift = np.zeros(q)
     if icol is not None:
         shift[icol] = -threshold
-    D = error_draws(bias, cov, M, shift)
-    cov_c, centre = centred_covariance(D) if centred else (_covariance(D), None)
+    cov_c, centre = exact_covariance(bias, cov, M, shift, centred)
     how = (CENTRED if centred else "symmetric intervals holding the bias, as " + (
         "the released counts beyond the box give the cut tail's move only in part"
         if tail is not None else "the bias plug-in is unstable over the plausible informations"))
@@ -300,19 +310,15 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
         share_of=share_of,
         method=(f"private Fisher information at the released fit (inverse information for "
                 f"sampling, the ridge's bias included) plus the objective perturbation's own "
-                f"noise, by parametric bootstrap ({DRAWS} draws over {CURVATURE_DRAWS} "
-                f"plausible informations; {how}); the threshold's shift of the intercept is "
-                f"included"))
+                f"noise, by parametric bootstrap (the exact error mixture over "
+                f"{CURVATURE_DRAWS} plausible informations; {how}); the threshold's shift of "
+                f"the intercept is included"))
 
 
 def centred_covariance(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(cov, bias)`` of error draws ``D`` (B, q): the basic bootstrap interval
-    ``[params - Q(0.975), params - Q(0.025)]`` (``Q`` the draws' quantiles) as a centre and a
-    standard error: ``bias`` the quantiles' midpoint, standard errors half their distance
-    over 1.96, correlations from the draws (:func:`.ssp._covariance`). The 95% interval
-    ``params - bias +- 1.96 se`` is then the basic interval itself: it removes the estimated
-    bias instead of widening to hold it (the symmetric ``95% quantile of |D|``), so its
-    coverage does not hang on one tail of the draws.
+    """``(cov, bias)`` of error draws ``D`` (B, q): the basic bootstrap interval of the draws
+    as a centre and standard errors (as :func:`.glm_mixture.exact_covariance` does exactly;
+    the intervals used draws before; benchmarks and tests compare against them).
 
     >>> D = np.c_[np.linspace(-3.0, 1.0, 4001)]
     >>> cov, bias = centred_covariance(D)

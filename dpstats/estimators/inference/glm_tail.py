@@ -52,7 +52,7 @@ import math
 
 import numpy as np
 
-from ...mechanisms.simulation import simulation_noise
+from ...mechanisms.simulation import released_seed, simulation_noise
 
 __all__ = ["TAIL_MOVE", "tail_score", "tail_bias"]
 
@@ -65,7 +65,7 @@ TAIL_MOVE = 2.0
 TAIL_Z = 3.0
 #: Plausible tails drawn (one per plausible information of :mod:`.glm`, cycled).
 TAIL_DRAWS = 200
-#: The seed of the plausible tails (public; distinct from the other bootstraps').
+#: The salt of the plausible tails' seed (public; distinct from the other bootstraps').
 SEED = 16_2027
 
 
@@ -73,7 +73,8 @@ def tail_score(design, kept, s: float, C: np.ndarray, theta: np.ndarray,
                draws: int = TAIL_DRAWS) -> np.ndarray | None:
     """``(draws, len(kept))`` plausible scores ``g`` on the fitted scale (module docstring):
     ``g`` is linear in the released counts, and each draw takes the counts minus a fresh
-    Gaussian of the released noise sd (fixed public seed), so the draws carry the tail's
+    Gaussian of the released noise sd (its seed a function of the released counts,
+    information and coefficients: each fit its own draws), so the draws carry the tail's
     noise into the intervals. None when no column's box was released as a histogram, or
     without an intercept among ``kept``.
 
@@ -112,7 +113,8 @@ def tail_score(design, kept, s: float, C: np.ndarray, theta: np.ndarray,
     if not counts:
         return None
     counts, rows = np.concatenate(counts), np.vstack(rows)
-    xi = simulation_noise({"tail": (draws, counts.size)}, seed=SEED)["tail"]
+    seed = released_seed(counts, C, theta, salt=SEED)    # released values: fits differ
+    xi = simulation_noise({"tail": (draws, counts.size)}, seed=seed)["tail"]
     return (counts[None, :] - hist.sigma * xi) @ rows
 
 
