@@ -48,14 +48,16 @@ predictor at 0.927-0.940 (design-notes.md, "DP-GD's p = 1 under-coverage").
 
 **Centred at the bias-corrected estimate** (:func:`~.mixture.centred_mixture_covariance`):
 where the bias plug-ins are stable over the plausible curvatures (:func:`plugin_stable`), the
-interval is the basic interval of the mixture, ``[params - Q(0.975), params - Q(0.025)]``,
-released as ``bias`` (the quantiles' midpoint: intervals and z statistics are centred at
-``params - bias``) and standard errors (half their distance over 1.96), and, for the logistic
-loss, the privacy part is that of the bias-corrected estimate (``replug`` with the scaled
-plug-in's gain). The interval centred at ``params`` held the bias (2-3 standard errors for
-logistic DP-GD at n = 20,000, p = 5, eps 1) by width: its coverage hung on one tail and it was
-up to twice as wide (design-notes.md, "DP-GD's intervals centred"). Elsewhere the symmetric
-interval (the 95% half-width of ``|error|``, bias included) is kept.
+interval is centred at ``params - bias``, ``bias`` the mixture's mean (the bias plug-in, for
+the logistic loss with the bootstrap's bias correction), with standard errors the exact
+symmetric 95% half-width of the mixture about that mean over 1.96; for the logistic loss the
+privacy part is that of the bias-corrected estimate (``replug`` with the scaled plug-in's
+gain). The basic interval of the mixture (its quantiles' midpoint as the centre)
+over-corrected the slopes: the plug-ins are right-skewed over the plausible curvatures. The
+interval centred at ``params`` held the bias (2-3 standard errors for logistic DP-GD at
+n = 20,000, p = 5, eps 1) by width: its coverage hung on one tail and it was up to twice as
+wide (design-notes.md, "DP-GD's intervals centred"). Elsewhere the symmetric interval (the
+95% half-width of ``|error|``, bias included) is kept.
 
 Gated when the curvature is too noisy, or when the descent had not converged
 (``max a^T > MAX_LEFT[loss]``: the bias plug-in would dominate), both read from released
@@ -126,7 +128,7 @@ BIAS_SCALE = {"logistic": 0.92, "squared": 1.0}
 TAIL_GATE = {"far": 3.0, "ratio": 2.2, "near": 0.5}
 #: How the intervals are built where the bias plug-in is stable (:func:`plugin_stable`),
 #: and elsewhere.
-CENTRED = ("basic intervals centred at the coefficients minus the estimated bias, with the "
+CENTRED = ("intervals centred at the coefficients minus the estimated bias, with the "
            "spread of the bias-corrected estimate")
 UNCENTRED = ("symmetric intervals about the coefficients holding the bias, as the bias "
              "plug-in is unstable over the plausible curvatures")

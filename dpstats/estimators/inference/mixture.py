@@ -105,21 +105,36 @@ def mixture_covariance(bias: np.ndarray, cov: np.ndarray, M: np.ndarray,
 
 
 def centred_mixture_covariance(bias: np.ndarray, cov: np.ndarray, M: np.ndarray,
-                               shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(cov, centre)`` of the same mixture as :func:`mixture_covariance`, for the basic
-    interval ``[params - Q(0.975), params - Q(0.025)]`` (``Q`` the mixture's exact quantiles,
-    :func:`mixture_quantile`): ``centre`` (the estimated bias) is the quantiles' midpoint and
-    the standard errors half their distance over :data:`Z95`, so ``params - centre +- 1.96 se``
-    is the basic interval itself; correlations are the mixture's. Intervals centred so remove
-    the estimated bias instead of widening to hold it (as
-    :func:`dpstats.estimators.inference.glm.centred_covariance` does with draws).
+                               shift: np.ndarray, basic: bool = False
+                               ) -> tuple[np.ndarray, np.ndarray]:
+    """``(cov, centre)`` of the same mixture as :func:`mixture_covariance`, for an interval
+    centred at ``params - centre`` (``centre`` the estimated bias): ``centre`` is the mixture's
+    mean and the standard errors the exact symmetric 95% half-width of the mixture about it
+    (:func:`mixture_half_width`) over :data:`Z95`; correlations are the mixture's. Intervals
+    centred so remove the estimated bias instead of widening to hold it.
 
-    >>> cov, c = centred_mixture_covariance(np.full((1, 1), 3.0), np.eye(1)[None] * 4.0,
-    ...                                     np.eye(1), np.zeros(1))
+    ``basic``: the basic interval ``[params - Q(0.975), params - Q(0.025)]`` instead (``Q``
+    the mixture's exact quantiles, :func:`mixture_quantile`; ``centre`` their midpoint, as
+    :func:`dpstats.estimators.inference.glm.centred_covariance` with draws). Not used for
+    DP-GD: the plausible curvatures' bias plug-ins are right-skewed (the bias is convex in
+    ``C^-1``) and over-spread, and the quantiles' midpoint over-corrected logistic DP-GD's
+    slopes by 0.25-0.41 sd, the mean by 0.05-0.2 (design-notes.md, "DP-GD's intervals
+    centred").
+
+    >>> B = np.array([[1.0], [2.0], [6.0]])
+    >>> cov, c = centred_mixture_covariance(B, np.ones((3, 1, 1)), np.eye(1), np.zeros(1))
+    >>> round(float(c[0]), 6)
+    3.0
+    >>> cov, c = centred_mixture_covariance(B[:1] * 3.0, np.eye(1)[None] * 4.0, np.eye(1),
+    ...                                     np.zeros(1), basic=True)
     >>> round(float(c[0]), 6), round(float(np.sqrt(cov[0, 0])), 6)
     (3.0, 2.0)
     """
     B, sd, R = _mixture(bias, cov, M, shift)
-    lo, hi = mixture_quantile(B, sd, 0.025), mixture_quantile(B, sd, 0.975)
-    se = (hi - lo) / (2.0 * Z95)
-    return se[:, None] * R * se[None, :], (lo + hi) / 2.0
+    if basic:
+        lo, hi = mixture_quantile(B, sd, 0.025), mixture_quantile(B, sd, 0.975)
+        se, centre = (hi - lo) / (2.0 * Z95), (lo + hi) / 2.0
+    else:
+        centre = B.mean(axis=0)
+        se = mixture_half_width(B - centre[None, :], sd) / Z95
+    return se[:, None] * R * se[None, :], centre
