@@ -123,6 +123,11 @@ def evaluate(fits: list[dict]) -> None:
               f"per coefficient {np.round(cover, 3).tolist()}  width / sym "
               f"{np.round(width / base, 2).tolist()}  mean z {np.round(z.mean(0), 2).tolist()}"
               f"  sd z {np.round(z.std(0), 2).tolist()}", flush=True)
+    err = np.array([f["est"] - f["beta"] for f in fits])
+    plug = np.array([D._gd_model(*f["model"][:3], **f["model"][3])[0].mean(axis=0) @ f["M"].T
+                     / f["model"][3].get("bias_scale", 1.0) for f in fits])
+    print(f"  realised mean error / the plug-in's mean (unscaled) per coefficient "
+          f"{np.round(err.mean(0) / plug.mean(0), 3).tolist()}")
     stable = np.mean([D.plugin_stable(D._gd_model(*f["model"][:3], **f["model"][3])[0])
                       for f in fits])
     same = np.mean([np.allclose(np.array(interval(f, "adopted")).T,
@@ -139,11 +144,15 @@ def main(argv=None) -> int:
     ap.add_argument("--seed-offset", type=int, default=0)
     ap.add_argument("--save", help="pickle the recorded fits here")
     ap.add_argument("--from", dest="src", help="evaluate fits saved by --save")
+    ap.add_argument("--bias-scale", type=float, default=None,
+                    help="with --from: rebuild with this BIAS_SCALE (a sensitivity check)")
     a = ap.parse_args(argv)
     t0 = time.time()
     if a.src:
         for i, fits in pickle.load(open(a.src, "rb")).items():
             print(f"cell {i}: {len(fits)} fits with intervals")
+            for f in fits if a.bias_scale is not None else ():
+                f["model"][3]["bias_scale"] = a.bias_scale
             evaluate(fits)
         return 0
     saved = {}
