@@ -18,7 +18,8 @@ relative to ``sym`` and the mean and sd of ``z = (centre - truth) / se``:
   privacy noise, ``replug``; squared loss: as ``basic``, which has it already);
 * ``mean+J``: centred at the mixture's mean (the bootstrap-corrected plug-in's mean) with
   the symmetric 95% half-width of the mixture about it, the ``basic+J`` spread;
-* ``adopted``: ``mean+J`` where the plug-ins are stable (``plugin_stable``), else ``sym``:
+* ``adopted``: ``mean+J`` where the logistic plug-ins are stable (``plugin_stable``), else
+  (and for the squared loss) ``sym``:
   the code's rule (checked against the released intervals: ``code`` column).
 
     nice -n 10 python benchmarks/dpgd_interval_variants.py --method glm-dpgd --cells 0 \\
@@ -94,7 +95,8 @@ def interval(f: dict, variant: str) -> tuple[np.ndarray, np.ndarray]:
     Cs, theta, sigma2, kw = f["model"]
     bias, cov, _ = D._gd_model(Cs, theta, sigma2, **kw)
     if variant == "adopted":
-        variant = "mean+J" if D.plugin_stable(bias) else "sym"
+        logistic = kw.get("corrected", False)          # the logistic loss's model
+        variant = "mean+J" if logistic and D.plugin_stable(bias) else "sym"
     q = f["M"].shape[0]
     if variant == "sym":
         se = np.sqrt(np.diag(mixture_covariance(bias, cov, f["M"], np.zeros(q))))
