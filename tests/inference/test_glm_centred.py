@@ -101,7 +101,7 @@ def test_result_intervals_tests_and_predictions_use_the_centre():
 
 
 def test_methods_without_a_bias_estimate_stay_symmetric():
-    # (DP-GD estimates its bias since tests/inference/test_dpgd_centred.py; BAS does not)
+    # (BAS never estimates a bias; DP-GD can, with inference.dpgd.CENTRE switched on)
     rng = np.random.default_rng(3)
     x = rng.normal(size=20_000)
     df = pd.DataFrame({"x": x, "y": 0.5 + x + rng.normal(size=x.size)})
