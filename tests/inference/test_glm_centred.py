@@ -18,7 +18,7 @@ import pytest
 import dpstats as dp
 from dpstats.estimators import objpert
 from dpstats.estimators.inference import glm as inf_glm
-from dpstats.estimators.inference.glm_mixture import exact_covariance
+from dpstats.estimators.inference.mixture import exact_covariance
 
 Z = 1.959963984540054
 

@@ -1,5 +1,5 @@
 """dp_glm objective perturbation's intervals without fixed-seed draws (issue 16):
-exact quantiles of the error mixture (dpstats.estimators.inference.glm_mixture), plausible
+exact quantiles of the error mixture (dpstats.estimators.inference.mixture), plausible
 informations seeded by the released values (glm.fit_seed), and the sampling and privacy
 covariance taken at the released information (glm._ridge_model's ``at``).
 
@@ -18,7 +18,7 @@ from scipy.special import ndtr
 from scipy.stats import norm
 
 from dpstats.estimators.inference import glm as inf_glm
-from dpstats.estimators.inference.glm_mixture import exact_covariance, mixture_quantiles
+from dpstats.estimators.inference.mixture import exact_covariance, mixture_quantile
 from dpstats.estimators.inference.ssp import _covariance
 
 Z = 1.959963984540054
@@ -29,10 +29,10 @@ KW = dict(ridge=1e-9, M=np.eye(2), icol=0, threshold=0.0, n_hat=20_000.0, eps=1.
 def test_mixture_quantiles_solve_their_equation():
     B = np.array([[0.0, 1.0], [2.0, -1.0], [0.5, 0.0]])
     sd = np.array([[1.0, 0.5], [0.3, 2.0], [1.5, 1.0]])
-    lo, hi = mixture_quantiles(B, sd, (0.025, 0.975))
+    lo, hi = mixture_quantile(B, sd, 0.025), mixture_quantile(B, sd, 0.975)
     assert np.allclose(ndtr((lo - B) / sd).mean(axis=0), 0.025, atol=1e-12)
     assert np.allclose(ndtr((hi - B) / sd).mean(axis=0), 0.975, atol=1e-12)
-    one = mixture_quantiles(B[:1], sd[:1], (0.9,))[0]
+    one = mixture_quantile(B[:1], sd[:1], 0.9)
     assert np.allclose(one, B[0] + sd[0] * norm.ppf(0.9))
 
 

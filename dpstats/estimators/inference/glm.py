@@ -33,7 +33,7 @@ b(C_k)`` (:func:`debias`: the plug-in is convex in ``C``), and ``V`` the samplin
 covariance at the released ``C`` (:data:`AT_RELEASED`).
 
 **Intervals centred at the bias-corrected estimate**: the basic bootstrap interval ``[params -
-Q(0.975), params - Q(0.025)]`` (``Q`` the mixture's quantiles, exact: :mod:`.glm_mixture`),
+Q(0.975), params - Q(0.025)]`` (``Q`` the mixture's exact quantiles: :mod:`.mixture`),
 released as ``bias`` (the quantiles' midpoint) and standard errors (half their distance over
 1.96); correlations are the mixture's. The spread is that of the bias-corrected estimate
 ``theta + r C^-1 theta``, ``(I + r C^-1)`` times the ridge minimiser's (:func:`_ridge_model`;
@@ -68,8 +68,8 @@ import numpy as np
 from ...mechanisms.simulation import released_seed, simulation_noise
 from ..outcome import Inference
 from .gate import GATED
-from .glm_mixture import exact_covariance
 from .glm_tail import tail_bias, tail_score
+from .mixture import exact_covariance
 from .simulate import symmetric_noise
 from .ssp import _covariance
 
@@ -180,7 +180,7 @@ def error_draws(bias: np.ndarray, cov: np.ndarray, M: np.ndarray, shift: np.ndar
                 draws: int = DRAWS, seed: int = SEED + 1) -> np.ndarray:
     """``(draws, q)`` errors ``M (bias_k + cov_k^(1/2) xi) + shift`` on the original scale,
     cycling through the ``K`` plausible (bias, covariance) pairs (unit scale). Objective
-    perturbation's intervals no longer use them (:func:`.glm_mixture.exact_covariance`, the
+    perturbation's intervals no longer use them (:func:`.mixture.exact_covariance`, the
     same mixture's quantiles without draws); benchmarks compare against them."""
     K, p = bias.shape
     xi = simulation_noise({"xi": (draws, p)}, seed=seed)["xi"]
@@ -317,7 +317,7 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
 
 def centred_covariance(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(cov, bias)`` of error draws ``D`` (B, q): the basic bootstrap interval of the draws
-    as a centre and standard errors (as :func:`.glm_mixture.exact_covariance` does exactly;
+    as a centre and standard errors (as :func:`.mixture.exact_covariance` does exactly;
     the intervals used draws before; benchmarks and tests compare against them).
 
     >>> D = np.c_[np.linspace(-3.0, 1.0, 4001)]

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.special import ndtr
 
 __all__ = ["mixture_covariance", "mixture_half_width", "mixture_quantile",
-           "centred_mixture_covariance", "Z95"]
+           "centred_mixture_covariance", "exact_covariance", "Z95"]
 
 #: The normal's 97.5% quantile (the symmetric 95% interval's).
 Z95 = 1.959963984540054
@@ -138,3 +138,22 @@ def centred_mixture_covariance(bias: np.ndarray, cov: np.ndarray, M: np.ndarray,
         centre = B.mean(axis=0)
         se = mixture_half_width(B - centre[None, :], sd) / Z95
     return se[:, None] * R * se[None, :], centre
+
+
+def exact_covariance(bias: np.ndarray, cov: np.ndarray, M: np.ndarray, shift: np.ndarray,
+                     centred: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(cov, centre)`` of objective perturbation's intervals (:mod:`.glm`) from the mixture,
+    exactly (no draws: the fixed-seed draws used before repeated their Monte Carlo error in
+    every fit, design-notes.md, "dp_glm's default intervals without fixed-seed draws").
+    ``centred``: the basic bootstrap interval (:func:`centred_mixture_covariance` with
+    ``basic=True``); otherwise symmetric about ``params`` (:func:`mixture_covariance`) and
+    ``centre`` None.
+
+    >>> cov, c = exact_covariance(np.array([[1.0]]), np.array([[[4.0]]]), np.eye(1),
+    ...                           np.zeros(1), True)
+    >>> round(float(c[0]), 6), round(float(np.sqrt(cov[0, 0])), 6)
+    (1.0, 2.0)
+    """
+    if centred:
+        return centred_mixture_covariance(bias, cov, M, shift, basic=True)
+    return mixture_covariance(bias, cov, M, shift), None
