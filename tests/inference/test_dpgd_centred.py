@@ -89,29 +89,6 @@ def test_centred_interval_covers_an_unfinished_descent(rule):
     assert ok if rule == "centred" else not ok
 
 
-class _BlindPlan:
-    """A charged plan's stand-in whose releases ignore the data (fixed curvature)."""
-
-    def __init__(self, C):
-        self.C = C
-
-    def release(self, part, value, sensitivity, symmetric=False):
-        return np.array(self.C) if part == "curvature" else 40.0
-
-    def sigma(self, part, sensitivity):
-        return 1.0
-
-
-def _design(q):
-    class D:
-        kept = tuple(range(q))
-        mid = np.zeros(q)
-        dropped = ()
-        intercept_col = None
-        y_half = 2.0
-    return D()
-
-
 @pytest.fixture
 def centre_logistic(monkeypatch):
     """The centred rule switched on (it is measured but not the default: ``CENTRE``)."""
@@ -119,13 +96,14 @@ def centre_logistic(monkeypatch):
 
 
 @pytest.mark.parametrize("stable", [True, False])
-def test_centred_only_where_the_plug_in_is_stable(stable, monkeypatch, centre_logistic):
+def test_centred_only_where_the_plug_in_is_stable(stable, monkeypatch, centre_logistic, blind):
+    plan, design = blind
     if not stable:
         monkeypatch.setattr(inf_dpgd, "plugin_stable", lambda bias: False)
     C, theta = np.array([[700.0, 20.0], [20.0, 60.0]]), np.array([0.2, -0.5])
     U = np.zeros((10, 2))
     inf = inf_dpgd.dpgd_inference(
-        "logistic", _BlindPlan(C), U, np.zeros(10), theta, _design(2), 1.0, lr=1.0, T=40,
+        "logistic", plan(C), U, np.zeros(10), theta, design(2), 1.0, lr=1.0, T=40,
         sigma_g=5.0, n_hat=1_000.0, eps=10.0, share=0.05, to_original=lambda t: t)
     Cs, _ = inf_dpgd.plausible_curvatures(C, 1.0)
     bias, cov, _ = inf_dpgd._gd_model(Cs, theta, np.ones(len(Cs)), lr=1.0, sigma_g=5.0, T=40,

@@ -69,47 +69,24 @@ def test_standard_error_matches_the_simulated_descent(rule):
     assert ok if rule == "exact" else not ok
 
 
-class _BlindPlan:
-    """A stand-in for DP-GD's charged plan whose releases ignore the data (as the taint
-    test's stubs): a fixed curvature and residual sum of squares."""
-
-    def __init__(self, C, rss):
-        self.C, self.rss = C, rss
-
-    def release(self, part, value, sensitivity, symmetric=False):
-        return np.array(self.C) if part == "curvature" else float(self.rss)
-
-    def sigma(self, part, sensitivity):
-        return 1.0
-
-
-def _design(q):
-    class D:
-        kept = tuple(range(q))
-        mid = np.zeros(q)
-        dropped = ()
-        intercept_col = None
-        y_half = 2.0
-    return D()
-
-
-def _intervals(U, y, reads_data: bool, monkeypatch):
+def _intervals(U, y, reads_data: bool, monkeypatch, blind):
+    plan, design = blind
     if reads_data:      # the broken variant: the exact Gram matrix, no release
         monkeypatch.setattr(inf_dpgd, "release_curvature_part",
                             lambda plan, part, Uk, w, b: (Uk.T @ Uk, 1.0))
     C = np.array([[700.0, 20.0], [20.0, 300.0]])
     inf = inf_dpgd.dpgd_inference(
-        "squared", _BlindPlan(C, 40.0), U, y, np.array([0.2, -0.1]), _design(2), 1.0, lr=1.0,
+        "squared", plan(C, 40.0), U, y, np.array([0.2, -0.1]), design(2), 1.0, lr=1.0,
         T=200, sigma_g=5.0, n_hat=1_000.0, eps=10.0, share=0.05, to_original=lambda t: t)
     return inf.cov
 
 
 @pytest.mark.parametrize("reads_data", [False, True])
-def test_intervals_read_released_values_only(reads_data, monkeypatch):
+def test_intervals_read_released_values_only(reads_data, monkeypatch, blind):
     rng = np.random.default_rng(4)
     U = rng.uniform(-0.7, 0.7, size=(1_000, 2))
     y = U @ np.array([0.2, -0.1]) + 0.1 * rng.normal(size=1_000)
     U2, y2 = np.vstack([U, [[0.7, 0.7]]]), np.r_[y, -1.0]     # a neighbour: one row added
-    same = np.array_equal(_intervals(U, y, reads_data, monkeypatch),
-                          _intervals(U2, y2, reads_data, monkeypatch))
+    same = np.array_equal(_intervals(U, y, reads_data, monkeypatch, blind),
+                          _intervals(U2, y2, reads_data, monkeypatch, blind))
     assert same != reads_data
