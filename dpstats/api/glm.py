@@ -17,7 +17,8 @@ value (about 2.1 instead of 1.96). Budget share ``inference_share=0.08`` of the 
 eps (ledger stage ``"inference"``, taken from the PTR test and the exponential mechanism; 0:
 none). Withheld, with the reason, below the release gate (``m eps / p >= 250`` and at least 10
 released rows per column per group; ``m="auto"`` rises to the gate where groups can keep 10 rows
-per column). On a dask frame too (the scales and the weighted moments from the rows' Bernoulli
+per column, and above the gate stops where the median of the groups' fits would carry their
+residual bias beyond 0.4 of its standard deviation, design note 64). On a dask frame too (the scales and the weighted moments from the rows' Bernoulli
 subsample the first pass keeps). ``method="auto"`` never picks Tukey.
 """
 
