@@ -19,7 +19,8 @@ none). Withheld, with the reason, below the release gate (``m eps / p >= 250`` a
 released rows per column per group; ``m="auto"`` rises to the gate where groups can keep 10 rows
 per column, and above the gate stops where the median of the groups' fits would carry their
 residual bias beyond 0.4 of its standard deviation, design note 64). On a dask frame too (the
-scales and the weighted moments from the rows' Bernoulli subsample the first pass keeps). ``method="auto"`` never picks Tukey.
+scales and the weighted moments from the rows' Bernoulli subsample the first pass keeps).
+``method="auto"`` never picks Tukey.
 """
 
 from __future__ import annotations
