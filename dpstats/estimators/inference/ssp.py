@@ -234,14 +234,7 @@ def draw_seeds(gram_noisy: np.ndarray, theta: np.ndarray, rss_noisy: float,
     (True, False)
     """
     released = (gram_noisy, theta, rss_noisy) + (() if xty is None else (xty,))
-    rounded = [_significant(v) for v in released]
-    return tuple(released_seed(*rounded, salt=salt) for salt in SEED_SALTS)
-
-
-def _significant(value) -> np.ndarray:
-    """``value`` rounded to :data:`SEED_DIGITS` significant digits (same shape)."""
-    arr = np.asarray(value, dtype=np.float64)
-    return np.array([float(f"{v:.{SEED_DIGITS}g}") for v in arr.ravel()]).reshape(arr.shape)
+    return tuple(released_seed(*released, salt=salt, digits=SEED_DIGITS) for salt in SEED_SALTS)
 
 
 def _covariance(D: np.ndarray, se: np.ndarray | None = None) -> np.ndarray:
