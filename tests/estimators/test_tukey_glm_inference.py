@@ -84,7 +84,7 @@ def test_plan_gates_and_dask():
 def test_choose_m_keeps_the_medians_residual_bias_in_bounds():
     """Between the gate and twice the gate m stops where the median's residual bias reaches
     BIAS_TARGET of its sd (n = 2e5, p = 6: 2,609 models; the old rule took 3,158, a shift of
-    0.53 sd measured, design note NN); it never drops below the gate, and the 15 rows per
+    0.53 sd measured, design note 64); it never drops below the gate, and the 15 rows per
     column of large n are capped too (1e6: 7,631 instead of 11,111)."""
     def shift(n, m, p):     # BIAS_SLOPE sqrt(m) / (rows per column)
         return tglm.BIAS_SLOPE * np.sqrt(m) * m * p / n

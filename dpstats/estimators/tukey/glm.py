@@ -57,7 +57,7 @@ ROWS_PER_COLUMN_GLM = 15.0
 #: The median-bias-reduced group fits keep a residual median bias of order ``1 / k`` of their
 #: spread (``k`` rows per column), which the coordinate-wise median of m fits carries in
 #: ``BIAS_SLOPE sqrt(m) / k`` of its own standard deviations (simulated, p = 5 Gaussian
-#: columns, coefficients of norm 1.2: ``benchmarks/glm_tukey_median_bias.py``, design note NN).
+#: columns, coefficients of norm 1.2: ``benchmarks/glm_tukey_median_bias.py``, design note 64).
 BIAS_SLOPE = 0.1
 #: Largest such shift :func:`choose_m_glm` lets m reach above the intervals' gate (the worst
 #: coefficient then covers about 0.94 at a critical value of 2).
