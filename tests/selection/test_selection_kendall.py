@@ -4,6 +4,7 @@ variants that the sensitivity check must catch)."""
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 
@@ -291,6 +292,11 @@ def _tie_heavy_datasets(count, seed):
         yield X, y, rng.permutation(n)
 
 
+#: data sets searched for the worst neighbour by the sensitivity tests: 20 in the default run
+#: (the round-one search reaches 1.5, the later rounds 2.2), 60 under ``DPSTATS_FULL=1``
+SEARCHED = 60 if os.environ.get("DPSTATS_FULL", "") not in ("", "0") else 20
+
+
 def _worst_neighbour_gap(score_fn, count=60, seed=0):
     worst = 0.0
     for X, y, perm in _tie_heavy_datasets(count, seed):
@@ -306,14 +312,15 @@ def _worst_neighbour_gap(score_fn, count=60, seed=0):
 
 
 def test_round_one_score_sensitivity_is_at_most_three_halves():
-    worst = _worst_neighbour_gap(lambda X, y, p: _round_scores(X, y, p))
+    worst = _worst_neighbour_gap(lambda X, y, p: _round_scores(X, y, p), SEARCHED)
     assert worst <= SENS_FIRST + 1e-9
     assert worst >= 1.0          # the search reaches the interesting regime (bound is tight)
 
 
 def test_later_round_score_sensitivity_is_at_most_three():
-    worst = _worst_neighbour_gap(lambda X, y, p: _round_scores(X, y, p, picked=(0,)))
-    worst2 = _worst_neighbour_gap(lambda X, y, p: _round_scores(X, y, p, picked=(0, 2)))
+    worst = _worst_neighbour_gap(lambda X, y, p: _round_scores(X, y, p, picked=(0,)), SEARCHED)
+    worst2 = _worst_neighbour_gap(lambda X, y, p: _round_scores(X, y, p, picked=(0, 2)),
+                                  SEARCHED)
     assert max(worst, worst2) <= SENS_LATER + 1e-9
     assert worst > SENS_FIRST    # the later rounds really need the larger sensitivity
 
@@ -335,11 +342,13 @@ def _unhalved_scores(X, y, perm):
     return np.abs(n - 4.0 * discordant_counts(R, ry) / (n - 1))
 
 
-@pytest.mark.parametrize("broken", [_tau_b_scores, _unhalved_scores])
-def test_sensitivity_check_catches_broken_statistics(broken):
+# tau-b's excess shows only in the full 60 data sets (1.33 in the first 20; it is fast);
+# the unhalved statistic's shows in the default run's 20 (3.0)
+@pytest.mark.parametrize(("broken", "count"), [(_tau_b_scores, 60), (_unhalved_scores, SEARCHED)])
+def test_sensitivity_check_catches_broken_statistics(broken, count):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")           # scipy warns on constant inputs (tau-b NaN)
-        worst = _worst_neighbour_gap(broken)
+        worst = _worst_neighbour_gap(broken, count)
     assert worst > SENS_FIRST + 0.25       # the true statistic never exceeds 1.5 (above)
 
 
