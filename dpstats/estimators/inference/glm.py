@@ -39,10 +39,11 @@ released as ``bias`` (the quantiles' midpoint) and standard errors (half their d
 ``theta + r C^-1 theta``, ``(I + r C^-1)`` times the ridge minimiser's (:func:`_ridge_model`;
 exact for a quadratic loss). The older interval, symmetric about ``params`` with half-width
 the 95% quantile of ``|error|``, held the ridge's shrinkage (about one standard error) by
-width. Where the private box's cut tail moves the fit (:mod:`.glm_tail`), that move's error is
-larger than the model holds (centred there, the skewed cell covered 0.897-0.946), and where the
-plug-in is unstable (:func:`plugin_stable`), the fit keeps the symmetric interval (``bias``
-None). Measured: design-notes.md, "dp_glm's intervals centred" and "dp_glm's simulation seeds".
+width. Where the private box's cut tail moves the fit (:mod:`.glm_tail`), the move's plausible
+draws are widened by :data:`.glm_tail.TAIL_SPREAD` (its estimate errs by about twice their
+spread) and the fit is centred too; where the plug-in is unstable (:func:`plugin_stable`), the
+fit keeps the symmetric interval (``bias`` None). Measured: design-notes.md, "dp_glm's
+intervals centred", "dp_glm's simulation seeds" and "the cut tail's fits centred".
 
 **Gate.** No intervals when fewer than :data:`PD_SHARE` of the plausible informations are
 positive definite (the released information is too noisy to say how precise the fit is), or
@@ -289,8 +290,7 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     def priv(Hr_inv):
         return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
             theta.size)
-    # centre at params - bias unless a cut tail's move enters or the plug-in is unstable
-    centred = tail is None and plugin_stable(Cs, ridge, theta)
+    centred = plugin_stable(Cs, ridge, theta)       # centre at params - bias if stable
     bias, cov = _ridge_model(Cs, ridge, theta, priv, corrected=centred)
     C0 = np.asarray(C_rel, dtype=np.float64)
     C0 = (C0 + C0.T) / 2.0
@@ -302,9 +302,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     if icol is not None:
         shift[icol] = -threshold
     cov_c, centre = exact_covariance(bias, cov, M, shift, centred)
-    how = (CENTRED if centred else "symmetric intervals holding the bias, as " + (
-        "the released counts beyond the box give the cut tail's move only in part"
-        if tail is not None else "the bias plug-in is unstable over the plausible informations"))
+    how = CENTRED if centred else ("symmetric intervals holding the bias, as the bias "
+                                   "plug-in is unstable over the plausible informations")
     return Inference(
         cov=cov_c, bias=centre, share=share, reference=REFERENCE, covers=COVERS,
         share_of=share_of,
