@@ -291,7 +291,7 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
             theta.size)
     centred = plugin_stable(Cs, ridge, theta)       # centre at params - bias if stable
     bias, cov = _ridge_model(Cs, ridge, theta, priv, corrected=centred)
-    bias = scale_spread(bias, spread_ratio(Cs, ridge, theta, SPREAD * sigma_c, seed + 1))
+    bias = scale_spread(bias, spread_ratio(C_rel, Cs, ridge, theta, SPREAD * sigma_c, seed + 1))
     C0 = np.asarray(C_rel, dtype=np.float64)
     C0 = (C0 + C0.T) / 2.0
     if AT_RELEASED and tail is None and np.linalg.eigvalsh(C0)[0] > 0:    # spread given C

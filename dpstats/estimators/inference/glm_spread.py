@@ -15,7 +15,8 @@ the bias spread calibrated".
 **Calibration** (the iterated bootstrap's idea): the plausible informations stand to ``C_rel``
 as ``C_rel`` stands to ``C``. At :data:`CENTRES` of the ``C_k`` the spread of ``b(C_k - E)``
 (:data:`DRAWS` fresh draws ``E`` of the same noise) is read again; per coefficient the ratio
-``rho = IQR_k b(C_k) / median IQR b(C_k - E)`` estimates what one level of noise adds, and the
+``rho = IQR b(C_rel - E) / median_k IQR b(C_k - E)`` (the same draws ``E`` at every level:
+their Monte Carlo error cancels) estimates what one level of noise adds, and the
 plug-ins' deviations from their mean are scaled by ``rho`` (at most 1: never widened). Their mean
 (the bootstrap's bias correction, :func:`.glm.debias`) is kept. Post-processing of released
 values (the draws' seed is a function of them); nothing is released or charged.
@@ -53,29 +54,36 @@ def _iqr(b: np.ndarray) -> np.ndarray:
     return q3 - q1
 
 
-def spread_ratio(Cs: np.ndarray, ridge: float, theta: np.ndarray, sigma: float,
-                 seed: int) -> np.ndarray:
+def _spread(C: np.ndarray, E: np.ndarray, ridge: float, theta: np.ndarray):
+    """IQR of the plug-ins at the positive-definite ``C - E`` (None: too few)."""
+    Ck = C[None] - E
+    ok = np.linalg.eigvalsh(Ck)[:, 0] > 0
+    return _iqr(_plugins(Ck[ok], ridge, theta)) if ok.sum() >= MIN_PD else None
+
+
+def spread_ratio(C_rel: np.ndarray, Cs: np.ndarray, ridge: float, theta: np.ndarray,
+                 sigma: float, seed: int) -> np.ndarray:
     """Per coefficient, ``rho`` in (0, 1] (module docstring): the plug-ins' interquartile
-    spread over the plausible informations ``Cs`` (``(K, p, p)``, noise sd ``sigma``) over its
-    median one level down. 1 where a level cannot be read (too few positive-definite draws).
+    spread at the released information ``C_rel`` over its median at :data:`CENTRES` of the
+    plausible ones ``Cs`` (``(K, p, p)``, noise sd ``sigma``), both read with the same
+    :data:`DRAWS` noise draws (so that their Monte Carlo error cancels in the ratio). 1 where
+    a level cannot be read (too few positive-definite draws).
 
     >>> import numpy as np
-    >>> Cs = np.eye(2)[None] * np.linspace(0.9, 1.1, 40)[:, None, None] * 100.0
-    >>> bool(np.all(spread_ratio(Cs, 1.0, np.ones(2), 1e-9, 0) == 1.0))
-    True
+    >>> Cs = np.eye(2)[None].repeat(3, axis=0)
+    >>> spread_ratio(Cs[0], Cs, 1.0, np.ones(2), 100.0, 0).tolist()    # unreadable: 1
+    [1.0, 1.0]
     """
     theta = np.asarray(theta, dtype=np.float64)
     p = theta.size
-    s1 = _iqr(_plugins(Cs, ridge, theta))
     tri = simulation_noise({"tri": (DRAWS, p * (p + 1) // 2)}, seed=seed)["tri"]
     E = float(sigma) * symmetric_noise(tri, p)
-    s2 = []
-    for k in np.linspace(0, len(Cs) - 1, min(CENTRES, len(Cs))).astype(int):
-        Ck = Cs[k][None] - E
-        ok = np.linalg.eigvalsh(Ck)[:, 0] > 0
-        if ok.sum() >= MIN_PD:
-            s2.append(_iqr(_plugins(Ck[ok], ridge, theta)))
-    if len(s2) < 2:
+    C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel, dtype=np.float64).T) / 2.0
+    s1 = _spread(C0, E, ridge, theta)
+    s2 = [_spread(Cs[k], E, ridge, theta)
+          for k in np.linspace(0, len(Cs) - 1, min(CENTRES, len(Cs))).astype(int)]
+    s2 = [s for s in s2 if s is not None]
+    if s1 is None or len(s2) < 2:
         return np.ones(p)
     s2 = np.median(np.array(s2), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
