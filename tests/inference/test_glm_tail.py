@@ -139,3 +139,22 @@ def test_the_cut_tail_moves_the_intervals_only_where_a_private_box_cut(monkeypat
     assert abs(a.inference.cov[0, 0] / b.inference.cov[0, 0] - 1.0) > 0.05
     a, b = (_fit(X, y, monkeypatch, br, bounds=(-1.5, 3.0)) for br in (False, True))
     assert np.array_equal(a.inference.cov, b.inference.cov)
+
+
+def test_the_plausible_tails_spread_is_tail_spread_times_the_counts_noise(monkeypatch):
+    """The move's estimate errs by about twice the counts' noise (design-notes.md, "the cut
+    tail's fits centred"): the plausible scores scatter about the released counts' score by
+    TAIL_SPREAD (2) times what the counts' noise alone gives (1: the rule before)."""
+    X, y = _skewed(20_000, 4)
+    d = _design(X, y, bounds=(-1.3, 2.5))
+    d = replace(d, bounds=replace(d.bounds, hist=HistCounts(log_histograms(X[:, 1:]), 5.0,
+                                                            {1: 0})))
+    theta = np.array([1.0, -0.3])
+    kept, s, C = _inputs(d, theta)
+    g = glm_tail.tail_score(d, kept, s, C, theta)
+    monkeypatch.setattr(glm_tail, "TAIL_SPREAD", 1.0)
+    g1 = glm_tail.tail_score(d, kept, s, C, theta)
+    exact = glm_tail.tail_score(replace(d, bounds=replace(
+        d.bounds, hist=replace(d.bounds.hist, sigma=0.0))), kept, s, C, theta, draws=1)
+    assert glm_tail.TAIL_SPREAD == 1.0 and np.allclose(g1.mean(0), exact[0], rtol=0.05)
+    assert np.allclose(g - exact, 2.0 * (g1 - exact))

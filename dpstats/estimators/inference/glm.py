@@ -29,8 +29,9 @@ The released ``C`` is noisy: the bootstrap takes plausible informations ``C_k = 
 symmetric Gaussian of the released noise scale, seeded by the released values,
 :func:`fit_seed`). The error model is the mixture over ``k`` of ``N(b_k, V)``: ``b_k`` the bias
 plug-in at ``C_k``, moved by the parametric bootstrap's bias correction ``2 b(C_bar) - mean_k
-b(C_k)`` (:func:`debias`: the plug-in is convex in ``C``), and ``V`` the sampling and privacy
-covariance at the released ``C`` (:data:`AT_RELEASED`).
+b(C_k)`` (:func:`debias`: the plug-in is convex in ``C``), their spread calibrated one level
+down (:mod:`.glm_spread`), and ``V`` the sampling and privacy covariance at the released ``C``
+(:data:`AT_RELEASED`).
 
 **Intervals centred at the bias-corrected estimate**: the basic bootstrap interval ``[params -
 Q(0.975), params - Q(0.025)]`` (``Q`` the mixture's exact quantiles: :mod:`.mixture`),
@@ -39,10 +40,11 @@ released as ``bias`` (the quantiles' midpoint) and standard errors (half their d
 ``theta + r C^-1 theta``, ``(I + r C^-1)`` times the ridge minimiser's (:func:`_ridge_model`;
 exact for a quadratic loss). The older interval, symmetric about ``params`` with half-width
 the 95% quantile of ``|error|``, held the ridge's shrinkage (about one standard error) by
-width. Where the private box's cut tail moves the fit (:mod:`.glm_tail`), that move's error is
-larger than the model holds (centred there, the skewed cell covered 0.897-0.946), and where the
-plug-in is unstable (:func:`plugin_stable`), the fit keeps the symmetric interval (``bias``
-None). Measured: design-notes.md, "dp_glm's intervals centred" and "dp_glm's simulation seeds".
+width. Where the private box's cut tail moves the fit (:mod:`.glm_tail`), the move's plausible
+draws are widened by :data:`.glm_tail.TAIL_SPREAD` (its estimate errs by about twice their
+spread) and the fit is centred too; where the plug-in is unstable (:func:`plugin_stable`), the
+fit keeps the symmetric interval (``bias`` None). Measured: design-notes.md, "dp_glm's
+intervals centred", "dp_glm's simulation seeds" and "the cut tail's fits centred".
 
 **Gate.** No intervals when fewer than :data:`PD_SHARE` of the plausible informations are
 positive definite (the released information is too noisy to say how precise the fit is), or
@@ -68,6 +70,7 @@ import numpy as np
 from ...mechanisms.simulation import released_seed, simulation_noise
 from ..outcome import Inference
 from .gate import GATED
+from .glm_spread import scale_spread, spread_ratio
 from .glm_tail import tail_bias, tail_score
 from .mixture import exact_covariance
 from .simulate import symmetric_noise
@@ -115,11 +118,9 @@ THRESHOLDS = {"objpert": 0.0, "dpgd-logistic": 0.0, "dpgd-squared": 7_500.0}
 #: (114 fits). 0.5 sent 59% of the eps 0.5 fits to the symmetric interval (coverage 0.988, worst
 #: 0.995); 5 sends the heavy tail only (5% at eps 0.5, none at eps 1).
 PLUGIN_SKEW = 5.0
-#: Error draws of :func:`error_draws` (benchmarks only), and plausible informations.
-DRAWS = 2000
-CURVATURE_DRAWS = 200
-#: The salt of these simulations' seeds (public; distinct from the other bootstraps').
-SEED = 16_2026
+#: Error draws of :func:`error_draws` (benchmarks only), plausible informations, and the
+#: salt of these simulations' seeds (public; distinct from the other bootstraps').
+DRAWS, CURVATURE_DRAWS, SEED = 2000, 200, 16_2026
 REFERENCE = ("Fisher information released privately, privacy noise of the released "
              "distribution propagated; parametric bootstrap as Ferrando, Wang & Sheldon "
              "(AISTATS 2022)")
@@ -179,9 +180,8 @@ def plausible_curvatures(C_rel: np.ndarray, sigma: float, draws: int = CURVATURE
 def error_draws(bias: np.ndarray, cov: np.ndarray, M: np.ndarray, shift: np.ndarray,
                 draws: int = DRAWS, seed: int = SEED + 1) -> np.ndarray:
     """``(draws, q)`` errors ``M (bias_k + cov_k^(1/2) xi) + shift`` on the original scale,
-    cycling through the ``K`` plausible (bias, covariance) pairs (unit scale). Objective
-    perturbation's intervals no longer use them (:func:`.mixture.exact_covariance`, the
-    same mixture's quantiles without draws); benchmarks compare against them."""
+    cycling through the ``K`` plausible (bias, covariance) pairs (unit scale); benchmarks only
+    (the intervals use the mixture's exact quantiles, :func:`.mixture.exact_covariance`)."""
     K, p = bias.shape
     xi = simulation_noise({"xi": (draws, p)}, seed=seed)["xi"]
     k = np.arange(draws) % K
@@ -289,9 +289,9 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     def priv(Hr_inv):
         return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
             theta.size)
-    # centre at params - bias unless a cut tail's move enters or the plug-in is unstable
-    centred = tail is None and plugin_stable(Cs, ridge, theta)
+    centred = plugin_stable(Cs, ridge, theta)       # centre at params - bias if stable
     bias, cov = _ridge_model(Cs, ridge, theta, priv, corrected=centred)
+    bias = scale_spread(bias, spread_ratio(C_rel, Cs, ridge, theta, SPREAD * sigma_c, seed + 1))
     C0 = np.asarray(C_rel, dtype=np.float64)
     C0 = (C0 + C0.T) / 2.0
     if AT_RELEASED and tail is None and np.linalg.eigvalsh(C0)[0] > 0:    # spread given C
@@ -302,9 +302,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     if icol is not None:
         shift[icol] = -threshold
     cov_c, centre = exact_covariance(bias, cov, M, shift, centred)
-    how = (CENTRED if centred else "symmetric intervals holding the bias, as " + (
-        "the released counts beyond the box give the cut tail's move only in part"
-        if tail is not None else "the bias plug-in is unstable over the plausible informations"))
+    how = CENTRED if centred else ("symmetric intervals holding the bias, as the bias "
+                                   "plug-in is unstable over the plausible informations")
     return Inference(
         cov=cov_c, bias=centre, share=share, reference=REFERENCE, covers=COVERS,
         share_of=share_of,

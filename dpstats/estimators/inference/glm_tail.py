@@ -27,13 +27,14 @@ mean fitted row (``C[:, 0] / C_00``, information-weighted) with feature ``j`` at
 edge. The sigmoid's difference, not its first-order term ``w_i theta_j d_ij``: the cut rows
 sit where the linear predictor is far from 0 and their weights are small (first order
 doubled the slopes' move in the simulation below). :mod:`.glm` adds ``C_k^-1 g`` to each
-draw's bias, so the symmetric intervals hold the model's coefficients, not only the clipped
+draw's bias, so the intervals hold the model's coefficients, not only the clipped
 fit's. A side whose released sum does not clear :data:`TAIL_Z` sd of its noise is left
 out. The counts are noisy (the cells past the box are sparse: their noise is of the
 order of the signal) and ``g`` is linear in them, so each plausible information ``C_k`` gets
 its own plausible counts (the released ones minus a fresh draw of their noise, as the
-parametric bootstrap of :mod:`.glm` treats the information): the intervals widen by what
-the released counts do not say about the tail.
+parametric bootstrap of :mod:`.glm` treats the information), at :data:`TAIL_SPREAD` times
+their noise: the estimate's approximations (the mean row, the cells' centres, the reach) err
+by about as much again, and :mod:`.glm` centres these fits at the estimated move.
 
 :data:`TAIL_MOVE`: cells whose inner edge lies within 2 half-widths of the box. Derived by
 data-independent simulation: for the centred log-normal covariate of
@@ -54,7 +55,7 @@ import numpy as np
 
 from ...mechanisms.simulation import released_seed, simulation_noise
 
-__all__ = ["TAIL_MOVE", "tail_score", "tail_bias"]
+__all__ = ["TAIL_MOVE", "TAIL_SPREAD", "tail_score", "tail_bias"]
 
 #: How far beyond the box (in half-widths) released cells count toward the cut tail.
 TAIL_MOVE = 2.0
@@ -63,6 +64,13 @@ TAIL_MOVE = 2.0
 #: shift in each fit's draws cost Gaussian cells coverage (n = 100,000: worst 0.934 -> 0.918
 #: without the gate, 0.934 with it; design-notes.md).
 TAIL_Z = 3.0
+#: The plausible tails' spread in units of the counts' noise. The move's estimate errs by more
+#: than the counts' noise: over the skewed cell's 439 fits with a move (benchmarks/
+#: glm_coverage.py, n 20,000, eps 1), sd(clipped fit - truth - estimated move) against the
+#: sampling sd leaves 0.021-0.044 (original scale) for the estimate's own error, 1.5-2.3 times
+#: the draws' median spread (0.0095-0.020). At 1 the centred fits' z sd reached 1.12 (worst
+#: coefficient 0.916); at 2 0.89-1.05 (design-notes.md, "the cut tail's fits centred").
+TAIL_SPREAD = 2.0
 #: Plausible tails drawn (one per plausible information of :mod:`.glm`, cycled).
 TAIL_DRAWS = 200
 #: The salt of the plausible tails' seed (public; distinct from the other bootstraps').
@@ -115,7 +123,7 @@ def tail_score(design, kept, s: float, C: np.ndarray, theta: np.ndarray,
     counts, rows = np.concatenate(counts), np.vstack(rows)
     seed = released_seed(counts, C, theta, salt=SEED)    # released values: fits differ
     xi = simulation_noise({"tail": (draws, counts.size)}, seed=seed)["tail"]
-    return (counts[None, :] - hist.sigma * xi) @ rows
+    return (counts[None, :] - TAIL_SPREAD * hist.sigma * xi) @ rows
 
 
 def _sigmoid(t):
