@@ -14,8 +14,10 @@ with no rows, and asks the engine for the statistics its releases read:
   one numba kernel, folded into one accumulator per worker chain, never one (m, K) array per
   partition; the m small systems are solved on a worker). The group labels are random:
   one seed is drawn on the client by :func:`~dpstats.mechanisms.sampling.group_seed`, and each
-  partition draws its rows' labels from its own generator spawned from it, so every row's
-  label is uniform and independent of the data and of the partitioning. Each group's model is
+  row's label is a counter-based draw from it and the row's global number in the design
+  (:mod:`dpstats.dask.numbering`, the numbers from the first pass's row counts), so every
+  row's label is uniform and independent of the data and of every other row's, and the labels
+  do not depend on the partitioning. Each group's model is
   the minimum-norm least-squares solution from its Gram matrix. When the first pass already
   took the group sums at this ``m`` (:mod:`dpstats.dask.speculate`, the seed then drawn
   before it), they are used and no pass runs; nor does one when that pass's subsample holds
@@ -44,6 +46,7 @@ from .fold import (
     pairwise,
     whole_chains,
 )
+from .numbering import row_starts
 from .passes import (
     RAW_MAX_ROWS,
     GramPass,
@@ -60,7 +63,7 @@ from .speculate import kept_sums
 
 __all__ = ["Engine", "solve_groups", "LABELS"]
 
-#: Test hook: a picklable ``source(part, index, n, m, seed) -> labels`` that replaces the
+#: Test hook: a picklable ``source(start, index, n, m, seed) -> labels`` that replaces the
 #: seeded labels (to compare with the in-memory labels); None in every fit.
 LABELS = None
 #: Relative cut-off of the small eigenvalues of a group's scaled Gram matrix.
@@ -142,7 +145,7 @@ def _source():
 def guessed_models(total: dict, p: int, keep) -> np.ndarray:
     """The group models of the ``keep`` columns from a held first pass's sums of all ``p``
     columns (:mod:`.speculate`; on the worker holding them: only the models move)."""
-    return Finish(models_of, len(keep))(kept_sums(groups_of(total), p, keep))
+    return Finish(models_of, len(keep))(kept_sums(groups_of(total, final=True), p, keep))
 
 
 def held_models(total: dict, keep, m: int, seed: int, source, chains: int) -> np.ndarray:
@@ -150,7 +153,8 @@ def held_models(total: dict, keep, m: int, seed: int, source, chains: int) -> np
     subsample holds every row: the sums a :class:`~dpstats.dask.passes.GroupPass` with
     ``chains`` chains takes (the same rows, labels, kernel and order: the same floats),
     without reading the frame again."""
-    sums = pairwise([chain_sums(chain, m, seed, source, keep)
+    starts = row_starts(total["rows"])
+    sums = pairwise([chain_sums(chain, m, seed, source, keep, starts)
                      for chain in whole_chains(total, chains)], add_partials)
     return Finish(models_of, len(keep))(sums)
 
@@ -165,6 +169,7 @@ class Engine:
     def __init__(self, ddf, design: PartitionDesign, first: dict, keep, prefetch=None):
         self.ddf, self.design, self.first, self.keep = ddf, design, first, tuple(keep)
         self.prefetch = prefetch
+        self.starts = row_starts(first["rows"])   # each partition's first row (not released)
 
     def counts_of(self, features, label: bool) -> np.ndarray:
         """Histogram rows of the (kept-column) ``features`` and, with ``label``, of ``y``."""
@@ -222,8 +227,8 @@ class Engine:
 
     def _groups(self, m: int, rng, finish, seed: int | None = None):
         seed = group_seed(rng) if seed is None else seed
-        return fold_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, _source()),
-                          Finish(finish, len(self.keep)))
+        return fold_frame(self.ddf, GroupPass(self.design, self.keep, int(m), seed, _source(),
+                                              self.starts), Finish(finish, len(self.keep)))
 
     def lasso_votes(self, m: int, k: int, rng) -> np.ndarray:
         """SubLasso's votes of ``m`` random groups (:class:`~dpstats.dask.pseudo.LassoVotes`:
@@ -232,6 +237,6 @@ class Engine:
 
     def sample(self, q: float, rng) -> tuple[np.ndarray, np.ndarray]:
         """The kept columns and ``y`` of a Bernoulli(``q``) subsample of the rows, on the
-        client (one seed drawn from ``rng``; each partition samples with its own generator)."""
+        client (one seed drawn from ``rng``; each row kept by its global number's draw)."""
         return sample_frame(self.ddf, SamplePass(self.design, self.keep, float(q),
-                                                 group_seed(rng)))
+                                                 group_seed(rng), self.starts))

@@ -19,6 +19,7 @@ from .._kernels.partition_sums import group_sums_width
 from ..mechanisms.centre import cells_from_counts
 from ..mechanisms.gdp import grid_cells
 from ..mechanisms.sampling import seeded_uniforms
+from .held import held_rows, renumbered, rows_below_q, whole_chains
 from .passes import (
     RAW_MAX_ROWS,
     FirstPass,
@@ -27,6 +28,8 @@ from .passes import (
     group_sums,
     kept_columns,
     merge,
+    partition_key,
+    row_starts,
     seeded_labels,
 )
 
@@ -48,16 +51,23 @@ FOLD_CHAINS = 2
 @dataclass(frozen=True)
 class FusedPass:
     """:class:`FirstPass` and, in the same read of each partition, the per-group sums of all
-    design columns at ``m`` models with labels from ``source(part, index, n, m, seed)``
-    (:mod:`dpstats.dask.speculate`). Run by :func:`fold_frame` with :func:`fused_total` as
-    the finish: the accumulator holds the row count, the log-grid counts, the centre's
-    cell-key counts (added as arrays over the public keys, no distinct values merged per
-    partition), the raw distinct values while every partition is small, the subsample of
-    :func:`thinned` and ``"groups"``, one (m, K) array per worker chain. While a chain's
-    subsample still holds every row of its partitions, their group sums wait
-    (``"deferred"``): they are taken from those rows (:func:`groups_of`: the same floats)
-    only if the guess is used, or when the subsample first drops rows; so a guess that
-    misses on a small frame costs no group sums."""
+    design columns at ``m`` models with labels from ``source(start, index, n, m, seed)``
+    (:mod:`dpstats.dask.speculate`). The global row numbers are not known during this pass
+    (it counts the rows): while a chain's subsample holds every row, the labels wait for
+    them (``"deferred"``, below), and every row of a frame of at most :data:`SAMPLE_ROWS`
+    rows gets its label from its global number, as in every later pass
+    (:func:`~dpstats.dask.numbering.row_starts`); once a subsample drops rows, the labels and
+    the subsample's uniforms are keyed by partition
+    (:func:`~dpstats.dask.numbering.partition_key`: still independent per row, but a seeded
+    fit of a larger frame then depends on the partitioning where it uses them). Run by
+    :func:`fold_frame` with :func:`fused_total` as the finish: the accumulator holds the row
+    count (and each partition's, ``"rows"``), the log-grid counts, the centre's cell-key counts
+    (added as arrays over the public keys, no distinct values merged per partition), the raw
+    distinct values while every partition is small, the subsample of :func:`thinned` and
+    ``"groups"``, one (m, K) array per worker chain. While a chain's subsample still holds every row
+    of its partitions, their group sums wait (``"deferred"``): they are taken from those rows
+    (:func:`groups_of`: the same floats) only if the guess is used, or when the subsample first
+    drops rows; so a guess that misses on a small frame costs no group sums."""
 
     first: FirstPass
     m: int
@@ -72,6 +82,7 @@ class FusedPass:
         if acc is None:
             acc = {"n": 0, "hist": None, "keys": None, "raw": [], "groups": None,
                    "deferred": None, "spec": (int(self.m), self.seed, self.source),
+                   "rows": {}, "useed": self.sample_seed,
                    "sample": None if self.sample_seed is None else
                    empty_sample(X.shape[1], self.cap)}
             if self.sample_seed is None:
@@ -79,12 +90,13 @@ class FusedPass:
             else:
                 acc["deferred"] = [[]]          # one chain, no partition yet
         if self.sample_seed is not None:
-            u = seeded_uniforms(self.sample_seed, part, X.shape[0])
+            u = seeded_uniforms(self.sample_seed, partition_key(part), X.shape[0])
             joined = thinned(acc["sample"], partition_sample(X, y, u, part, pdf.index))
             if acc["deferred"] is not None and joined["thr"] < 1.0:
                 acc["groups"], acc["deferred"] = groups_of(acc), None   # the rows so far
             acc["sample"] = joined
         acc["n"] += int(X.shape[0])
+        acc["rows"][int(part)] = int(X.shape[0])
         acc["hist"], keys = first_counts(X, y, acc["hist"] if acc["hist"] is not None else
                                          np.zeros((X.shape[1] + 1, grid_cells()),
                                                   dtype=np.int64),
@@ -99,31 +111,39 @@ class FusedPass:
         if acc["deferred"] is not None:         # every row of the chain is in its sample
             acc["deferred"][0].append((X, y, part, pdf.index))
         else:
-            labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
+            labels = np.asarray(self.source(partition_key(part), pdf.index, X.shape[0],
+                                            self.m, self.seed))
             acc["groups"] = group_sums(X, y, labels, self.m, acc["groups"])
         return acc
 
 
-def chain_sums(pieces, m: int, seed: int, source, keep=None) -> np.ndarray:
+def chain_sums(pieces, m: int, seed: int, source, keep=None, starts=None) -> np.ndarray:
     """One chain's group sums of whole partitions ``(X, y, part, index)`` in chain order,
     as the fold's steps add them (:class:`FusedPass`, :class:`~dpstats.dask.passes.
     GroupPass`: the same labels, kernel and order, so the same floats); ``keep``: those
-    columns of ``X`` only."""
+    columns of ``X`` only; ``starts``: the partitions' first global rows (None: keyed by
+    partition, :func:`~dpstats.dask.numbering.partition_key`)."""
     acc = None
     for X, y, part, index in pieces:
         X = kept_columns(X, keep)
-        labels = np.asarray(source(part, index, X.shape[0], m, seed))
+        start = partition_key(part) if starts is None else starts[part]
+        labels = np.asarray(source(start, index, X.shape[0], m, seed))
         acc = group_sums(X, y, labels, m, acc)
     return acc
 
 
-def groups_of(acc: dict) -> np.ndarray:
+def groups_of(acc: dict, final: bool = False) -> np.ndarray:
     """A :class:`FusedPass` accumulator's group sums: taken in its steps, or, while its
     chains kept every row (``"deferred"``: the chains' whole partitions), summed now, chain
-    by chain and the chains added as :func:`fold_frame` adds them (:func:`pairwise`)."""
+    by chain and the chains added as :func:`fold_frame` adds them (:func:`pairwise`). With
+    ``final`` (the fold's total) deferred sums hold every row of the frame, and their labels
+    come from the rows' global numbers (:func:`~dpstats.dask.numbering.row_starts`); in the
+    middle of the fold they are keyed by partition."""
     if acc["deferred"] is None:
         return acc["groups"]
-    return pairwise([chain_sums(chain, *acc["spec"]) for chain in acc["deferred"]], add_partials)
+    starts = row_starts(acc["rows"]) if final else None
+    return pairwise([chain_sums(chain, *acc["spec"], starts=starts)
+                     for chain in acc["deferred"]], add_partials)
 
 
 #: Most rows a chain keeps of the speculative subsample (:func:`thinned`): twice the Tukey
@@ -193,7 +213,7 @@ def fused_stats(total: dict) -> dict:
     centre cells from its key counts) and the subsample's threshold; the group sums and the
     subsample's rows are read from the held total when needed (:func:`groups_of`,
     :func:`held_rows`)."""
-    out = {"n": total["n"], "hist": total["hist"].astype(np.float64),
+    out = {"n": total["n"], "hist": total["hist"].astype(np.float64), "rows": total["rows"],
            "sample": None if total["sample"] is None else {"thr": total["sample"]["thr"]}}
     if total["keys"] is not None:
         out["cells"] = [cells_from_counts(row) for row in total["keys"]]
@@ -205,45 +225,11 @@ def fused_total(total: dict) -> dict:
     """:func:`fused_stats` with the ``"groups"`` sums and the subsample's rows
     (:func:`sample_rows`) joined: the whole total, as it would come to the client."""
     out = fused_stats(total)
-    out["groups"] = groups_of(total)
+    if out["sample"] is not None and total["sample"]["thr"] == 1.0:   # the rows' own uniforms
+        total = {**total, "sample": renumbered(total)}
+    out["groups"] = groups_of(total, final=True)
     out["sample"] = None if total["sample"] is None else sample_rows(total["sample"])
     return out
-
-
-def held_rows(total: dict, q: float, keep) -> tuple[np.ndarray, np.ndarray]:
-    """The ``keep`` columns and ``y`` of the held subsample's rows whose uniform is below
-    ``q`` (at most its threshold), in the order of :func:`sample_rows` (the same rows and
-    values as filtering its joined arrays; only these come to the client)."""
-    X, y = rows_below_q(total, q)
-    return np.ascontiguousarray(X[:, list(keep)]), y
-
-
-def rows_below_q(total: dict, q: float) -> tuple[np.ndarray, np.ndarray]:
-    """Every design column and ``y`` of the held subsample's rows below ``q``, in the order of
-    :func:`sample_rows`; a piece whose rows are all below ``q`` is not copied, nor is a
-    single piece joined (so at ``q = 1`` on one partition these are the partition's own
-    arrays: read them, never write)."""
-    pieces = total["sample"]["pieces"]
-    if not pieces:
-        return np.empty((0, total["sample"]["p"])), np.empty(0)
-    parts = []
-    for X, y, u, *_ in pieces:
-        rows = u < q
-        parts.append((X, y) if rows.all() else (X[rows], y[rows]))
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate([X for X, _ in parts]), np.concatenate([y for _, y in parts])
-
-
-def whole_chains(total: dict, chains: int) -> list:
-    """The held subsample's partitions dealt into ``chains`` fold chains as
-    :func:`fold_frame` deals them (partition i to chain ``i % chains``, in order), each a
-    list of ``(X, y, part, index)``: only when the subsample holds every row of the frame
-    (threshold 1)."""
-    assert total["sample"]["thr"] == 1.0
-    pieces = sorted(total["sample"]["pieces"], key=lambda pc: pc[4])
-    return [[(X, y, part, index) for X, y, _, _, part, index in pieces
-             if part % chains == k] for k in range(chains)]
 
 
 def identity(total):
@@ -270,7 +256,8 @@ def _add_fused(a: dict, b: dict) -> dict:
     raw = None if a["raw"] is None or b["raw"] is None else \
         merge({"raw": a["raw"]}, {"raw": b["raw"]})["raw"]
     out = {key: add_partials(a[key], b[key]) for key in ("n", "hist", "keys")}
-    out.update(raw=raw, spec=a["spec"], groups=None, deferred=None,
+    out.update(raw=raw, spec=a["spec"], groups=None, deferred=None, useed=a["useed"],
+               rows={**a["rows"], **b["rows"]},
                sample=None if a["sample"] is None else thinned(a["sample"], b["sample"]))
     if a["deferred"] is not None and b["deferred"] is not None and out["sample"]["thr"] == 1.0:
         out["deferred"] = a["deferred"] + b["deferred"]

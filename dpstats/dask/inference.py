@@ -20,7 +20,12 @@ made on the client by the same mechanisms; only what they read is computed on th
   also kept the rows whose uniform (from a seed drawn before it) lies below a threshold
   (:func:`dpstats.dask.fold.thinned`, at most 2^21 rows, held on a worker); the windows then
   take the rows below ``q`` from them there (only those rows come to the client), with no
-  pass, and otherwise the same rows by a pass with the same seed. The design moments of
+  pass, and otherwise the same rows by a pass with the same seed. Each row's uniform is a
+  function of the seed and the row's global number (:mod:`dpstats.dask.numbering`: the same
+  rows on any partitioning), except in a first pass that had to thin its subsample (more
+  than 2^21 rows): its uniforms were drawn before the rows were numbered, keyed by partition
+  (the same law; a pass at a ``q`` above its threshold then keeps other rows of that law).
+  The design moments of
   the group models' correlations read those rows' exact clipped sums, computed there too
   (:meth:`TukeyRows.moment_sums`; the noise is added on the client by
   :func:`~dpstats.mechanisms.design_moments.design_moments`). The group models are already on
@@ -85,13 +90,15 @@ class TukeyRows:
     tukey_inference` with ``rows=``): ``n`` (not released: only a mechanism reads it) and
     ``sample(q, rng)``, the kept columns and ``y`` of a Bernoulli(``q``) row subsample."""
 
-    def __init__(self, ddf, design, keep, n: int, speculative: dict | None = None):
+    def __init__(self, ddf, design, keep, n: int, speculative: dict | None = None,
+                 starts: tuple[int, ...] = ()):
         self.ddf, self.design, self.keep, self.n = ddf, design, tuple(keep), int(n)
-        self.speculative = speculative
+        self.speculative, self.starts = speculative, starts
 
     def sample(self, q: float, rng) -> tuple[np.ndarray, np.ndarray]:
         """The subsample: from the first pass's speculative rows when their threshold is at
-        least ``q`` (no pass), else one pass with the same seed (the same rows)."""
+        least ``q`` (no pass), else one pass with the same seed (the same rows when the first
+        pass held every row)."""
         from ..mechanisms.sampling import group_seed
         spec = self.speculative
         if spec is not None and q <= spec["thr"]:      # filtered where the rows are held
@@ -100,7 +107,8 @@ class TukeyRows:
             seed = spec["seed"]
         else:
             seed = 0 if q >= 1.0 else group_seed(rng)    # every row: nothing drawn
-        return sample_frame(self.ddf, SamplePass(self.design, self.keep, float(q), seed))
+        return sample_frame(self.ddf, SamplePass(self.design, self.keep, float(q), seed,
+                                                 self.starts))
 
     def moment_sums(self, q: float, rng, centre, scale, bound: float, cols, kernel: bool):
         """The exact :func:`~dpstats.mechanisms.design_moments.clipped_sums` of the rows of

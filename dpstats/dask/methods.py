@@ -36,7 +36,7 @@ class MethodsEngine(Engine):
     def tukey_rows(self) -> TukeyRows:
         """The row count and row subsample of the Tukey intervals (:mod:`.inference`)."""
         return TukeyRows(self.ddf, self.design, self.keep, self.first["n"],
-                         self.first.get("sample"))
+                         self.first.get("sample"), self.starts)
 
     def frank_wolfe(self, bounded, loss: str, radius: float, T: int, choose, screen_at,
                     screen_plan, rng, stage):
@@ -75,5 +75,5 @@ class LogisticGroups:
         seed = group_seed(rng)
         source = seeded_labels if _engine.LABELS is None else _engine.LABELS
         p = self.parent
-        return shuffled_models(p.ddf, LabelledRows(p.design, p.keep, int(m), seed, source),
-                               self.ridge, self.median)
+        return shuffled_models(p.ddf, LabelledRows(p.design, p.keep, int(m), seed, source,
+                                                   p.starts), self.ridge, self.median)

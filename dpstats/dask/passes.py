@@ -23,12 +23,14 @@ from ..formula.discovery import level_histograms
 from ..mechanisms.bounds import to_unit
 from ..mechanisms.centre import CELL_KEYS, cells_from_counts, merge_cells
 from ..mechanisms.gdp import CELLS_PER_OCTAVE, grid_cells
-from ..mechanisms.sampling import seeded_groups, seeded_sample
+from ..mechanisms.sampling import seeded_sample
 from .design import PartitionDesign
+from .numbering import PARTITION_BITS, partition_key, row_starts, seeded_labels, start_of
 
 __all__ = ["reduce_frame", "merge", "LevelsPass", "FirstPass", "GramPass",
            "GroupPass", "group_sums", "sums_of", "log_counts", "cell_counts", "column_cells",
-           "SamplePass", "sample_frame", "RAW_MAX_ROWS", "first_counts", "kept_columns"]
+           "SamplePass", "sample_frame", "RAW_MAX_ROWS", "first_counts", "kept_columns",
+           "row_starts", "partition_key", "seeded_labels", "PARTITION_BITS"]
 
 #: Below this many rows the centre uses the raw distinct values (as in memory, where
 #: :func:`~dpstats.mechanisms.centre.private_centre_value` switches to stand-ins from it on).
@@ -56,6 +58,8 @@ def merge(a: dict, b: dict) -> dict:
         vb = b[key]
         if key == "levels":
             out[key] = [dict(Counter(x) + Counter(y)) for x, y in zip(va, vb, strict=True)]
+        elif key == "rows":                   # design rows per partition: disjoint keys
+            out[key] = {**va, **vb}
         elif key in ("cells", "raw"):
             out[key] = None if va is None or vb is None else \
                 [merge_cells(x, y) for x, y in zip(va, vb, strict=True)]
@@ -180,13 +184,17 @@ class LevelsPass:
 class FirstPass:
     """Row count, log-scale histograms of every design column and of ``y`` (the private
     bounds' input) and, with ``centre``, each column's distinct values on the centre's grid
-    (and the raw ones while a partition is small)."""
+    (and the raw ones while a partition is small). Also each partition's design row count
+    (``"rows"``, ``{partition: rows}``): never released, it numbers the rows for the later
+    passes' labels and subsamples (:func:`row_starts`)."""
 
     design: PartitionDesign
     centre: bool = False
 
     def __call__(self, pdf, part: int) -> dict:
-        return self.stats(*self.design(pdf))
+        out = self.stats(*self.design(pdf))
+        out["rows"] = {int(part): out["n"]}
+        return out
 
     def stats(self, X: np.ndarray, y: np.ndarray) -> dict:
         """The statistics of one partition's design ``(X, y)``."""
@@ -314,46 +322,44 @@ def full_gram(tri: np.ndarray, p: int) -> np.ndarray:
     return gram
 
 
-def seeded_labels(part: int, index, n: int, m: int, seed: int) -> np.ndarray:
-    """The default label source: independent uniform labels from partition ``part``'s own
-    generator, spawned from the client's ``seed`` (:func:`~dpstats.mechanisms.sampling.
-    seeded_groups`); ``index`` (the partition's row index) is not read."""
-    return seeded_groups(seed, part, n, m)
-
-
 @dataclass(frozen=True)
 class GroupPass:
     """Per-group sums of the kept columns (:func:`group_sums`), the groups given by random
-    labels: ``source(part, index, n, m, seed)`` (:func:`seeded_labels`; tests inject another
-    source to compare with the in-memory labels). Run by :func:`fold_frame`: each call adds one
-    partition into the chain's accumulator (None: a new one)."""
+    labels: ``source(start, index, n, m, seed)`` (:func:`seeded_labels`; tests inject another
+    source to compare with the in-memory labels), ``start`` the partition's first global row
+    ``starts[part]`` (no ``starts``: :func:`partition_key`). Run by :func:`fold_frame`: each
+    call adds one partition into the chain's accumulator (None: a new one)."""
 
     design: PartitionDesign
     keep: tuple[int, ...]
     m: int
     seed: int
     source: object = seeded_labels
+    starts: tuple[int, ...] = ()
 
     def __call__(self, acc, pdf, part: int) -> np.ndarray:
         X, y = self.design(pdf)
         X = kept_columns(X, self.keep)
-        labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed))
+        start = start_of(self.starts, part)
+        labels = np.asarray(self.source(start, pdf.index, X.shape[0], self.m, self.seed))
         return group_sums(X, y, labels, self.m, acc)
 
 
 @dataclass(frozen=True)
 class SamplePass:
     """The ``keep`` columns and ``y`` of a Bernoulli(``q``) subsample of the partition's design
-    rows (each row kept independently: :func:`~dpstats.mechanisms.sampling.seeded_sample`)."""
+    rows (each row kept independently: :func:`~dpstats.mechanisms.sampling.seeded_sample` of
+    the rows numbered from ``starts[part]``: the same rows whatever the partitioning)."""
 
     design: PartitionDesign
     keep: tuple[int, ...]
     q: float
     seed: int
+    starts: tuple[int, ...] = ()
 
     def __call__(self, pdf, part: int) -> tuple[np.ndarray, np.ndarray]:
         X, y = self.design(pdf)
-        rows = seeded_sample(self.seed, part, X.shape[0], self.q)
+        rows = seeded_sample(self.seed, start_of(self.starts, part), X.shape[0], self.q)
         return X[rows][:, list(self.keep)], y[rows]
 
 

@@ -1,10 +1,11 @@
 """The selection stage on a dask frame.
 
 * **SubLasso** (the ``select="auto"`` choice whenever the released row count is large) is
-  distributed exactly: random group labels on the workers (one client seed, one spawned
-  generator per partition), per-group sufficient statistics summed on the workers, each
-  group's Lasso support from them (:mod:`dpstats.dask.pseudo`, on a worker), and only the vote
-  counts come back, released by the same one-shot Gumbel top-k as in memory.
+  distributed exactly: random group labels on the workers (one client seed; each row's
+  label a function of it and the row's global number, :mod:`dpstats.dask.numbering`),
+  per-group sufficient statistics summed on the workers, each group's Lasso support from
+  them (:mod:`dpstats.dask.pseudo`, on a worker), and only the vote counts come back,
+  released by the same one-shot Gumbel top-k as in memory.
 * **DPKendall** and **DP-SIS** run in memory on a uniform Bernoulli subsample: every row is
   kept independently with probability ``q = min(1, SAMPLE_ROWS / n_hat)``, ``n_hat`` the
   released row count (so ``q`` is public), and the selector runs unchanged on the sample with

@@ -5,9 +5,9 @@ a line search per group) have no fixed-size sufficient statistics, so the groups
 together instead:
 
 1. each partition builds its design rows (kept columns and the 0/1 label) and draws every
-   row's group label from its own generator spawned from one client seed
+   row's group label from one client seed and the row's global number
    (:func:`~dpstats.dask.passes.seeded_labels`, as for the linear Tukey fits: every label is
-   iid uniform on ``{0..m-1}``, independent of the data and of the partitioning);
+   iid uniform on ``{0..m-1}``, independent of the data, and the same on any partitioning);
 2. the labelled design rows (``p' + 2`` numbers a row) are shuffled by label
    (``DataFrame.set_index`` on the label with public divisions, equal-width label ranges:
    dask's disk- or peer-to-peer shuffle, which does not need the data in memory; no quantile
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .design import PartitionDesign
+from .numbering import start_of
 
 __all__ = ["LabelledRows", "GroupLogistic", "shuffled_models"]
 
@@ -43,6 +44,7 @@ class LabelledRows:
     m: int
     seed: int
     source: object
+    starts: tuple[int, ...] = ()
 
     def columns(self) -> list[str]:
         return [f"x{j}" for j in range(len(self.keep))] + ["y", "g"]
@@ -54,7 +56,8 @@ class LabelledRows:
     def __call__(self, pdf, part: int) -> pd.DataFrame:
         X, y = self.design(pdf)
         X = X[:, list(self.keep)]
-        labels = np.asarray(self.source(part, pdf.index, X.shape[0], self.m, self.seed),
+        start = start_of(self.starts, part)
+        labels = np.asarray(self.source(start, pdf.index, X.shape[0], self.m, self.seed),
                             dtype=np.int64)
         out = pd.DataFrame(X, columns=self.columns()[:-2])
         out["y"] = np.asarray(y, dtype=np.float64)

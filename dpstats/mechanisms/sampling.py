@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["random_groups", "random_permutation", "uniform_jitter", "group_seed",
-           "seeded_groups", "seeded_sample", "seeded_uniforms"]
+           "row_uniforms", "seeded_groups", "seeded_sample", "seeded_uniforms"]
 
 
 def random_groups(n: int, m: int, rng) -> np.ndarray:
@@ -63,9 +63,10 @@ def uniform_jitter(shape, rng) -> np.ndarray:
 
 
 def group_seed(rng) -> int:
-    """A seed for the group labels of a distributed fit (:mod:`dpstats.dask`): drawn once, on
-    the client, from the fit's generator; each partition's labels come from its own generator
-    spawned from it (:func:`seeded_groups`). One call: ``rng.integers(0, 2**63, dtype=np.int64)``.
+    """A seed for the group labels or row subsample of a distributed fit
+    (:mod:`dpstats.dask`): drawn once, on the client, from the fit's generator; every row's
+    draw is then a function of this seed and the row's global number alone
+    (:func:`row_uniforms`). One call: ``rng.integers(0, 2**63, dtype=np.int64)``.
 
     >>> 0 <= group_seed(np.random.default_rng(0)) < 2**63
     True
@@ -73,40 +74,59 @@ def group_seed(rng) -> int:
     return int(rng.integers(0, 2**63, dtype=np.int64))
 
 
-def seeded_groups(seed: int, part: int, n: int, m: int) -> np.ndarray:
-    """Independent uniform group labels in ``{0..m-1}`` for the ``n`` rows of partition
-    ``part``, from the child ``part`` of ``SeedSequence(seed)`` (what ``SeedSequence.spawn``
-    gives). Every row's label is uniform and independent of every other row's and of the data,
-    however the rows are partitioned: the labels' distribution is that of
-    :func:`random_groups`, so one row still changes one group.
+def row_uniforms(seed: int, start: int, n: int) -> np.ndarray:
+    """Uniforms on [0, 1), one per row, for the ``n`` rows numbered ``start .. start + n - 1``:
+    row ``r``'s uniform is the ``r``-th double of the PCG64 stream of ``SeedSequence(seed)``
+    (the stream advanced by ``start`` steps, then one 64-bit output per double:
+    ``Generator.random`` uses exactly one). A counter-based draw: each row's value depends on
+    the seed and its number alone, so the rows of a frame get the same uniforms however they
+    are split into pieces, and the uniforms of distinct row numbers are independent. One call:
+    ``rng.random(n)`` after ``PCG64.advance(start)``.
 
-    >>> seeded_groups(7, 0, 5, 3).tolist() == seeded_groups(7, 0, 5, 3).tolist()
+    >>> u = row_uniforms(5, 0, 10)
+    >>> bool((row_uniforms(5, 4, 6) == u[4:]).all()), bool(((0 <= u) & (u < 1)).all())
+    (True, True)
+    """
+    bits = np.random.PCG64(int(seed))
+    bits.advance(int(start))
+    return np.random.Generator(bits).random(int(n))
+
+
+def seeded_groups(seed: int, start: int, n: int, m: int) -> np.ndarray:
+    """Group labels in ``{0..m-1}`` for the ``n`` rows numbered ``start ..`` (``int64``):
+    ``floor(u * m)`` of each row's :func:`row_uniforms`. Every row's label is independent of
+    every other row's and of the data (uniform up to the 2^-53 grid of ``u``: each label's
+    probability is within ``m 2^-53`` of ``1/m``), and a function of the seed and the row's
+    number only: the same labels whatever the partitioning, and the labels of the rows of
+    ``0 .. n-1`` in one call equal those drawn piece by piece. As with :func:`random_groups`,
+    adding or removing one row changes exactly one group.
+
+    >>> lab = seeded_groups(7, 0, 9, 3)
+    >>> lab.tolist() == seeded_groups(7, 0, 4, 3).tolist() + seeded_groups(7, 4, 5, 3).tolist()
     True
     """
-    child = np.random.SeedSequence(seed, spawn_key=(int(part),))
-    return np.random.default_rng(child).integers(0, m, size=n, dtype=np.int64)
+    labels = (row_uniforms(seed, start, n) * m).astype(np.int64)
+    return np.minimum(labels, int(m) - 1, out=labels)       # u * m rounds below m
 
 
-def seeded_sample(seed: int, part: int, n: int, q: float) -> np.ndarray:
-    """Each of the ``n`` rows of partition ``part`` kept independently with probability ``q``
-    (a Bernoulli subsample, the same in law however the rows are partitioned), from the child
-    ``part`` of ``SeedSequence(seed)``. One call: ``rng.random(n) < q``.
+def seeded_sample(seed: int, start: int, n: int, q: float) -> np.ndarray:
+    """Each of the ``n`` rows numbered ``start ..`` kept independently with probability ``q``
+    (a Bernoulli subsample): the rows whose :func:`row_uniforms` lie below ``q``, so the same
+    rows whatever the partitioning. One call: ``rng.random(n) < q``.
 
     >>> bool(seeded_sample(3, 1, 1000, 1.0).all()), bool(seeded_sample(3, 1, 1000, 0.0).any())
     (True, False)
     """
-    return seeded_uniforms(seed, part, n) < q
+    return seeded_uniforms(seed, start, n) < q
 
 
-def seeded_uniforms(seed: int, part: int, n: int) -> np.ndarray:
-    """The uniforms on [0, 1) behind :func:`seeded_sample` (``seeded_sample(seed, part, n,
-    q) == (seeded_uniforms(seed, part, n) < q)``): the rows below any ``q`` are its Bernoulli
-    subsample, so a subsample at a larger rate can be thinned to ``q`` later (one call:
-    ``rng.random(n)``).
+def seeded_uniforms(seed: int, start: int, n: int) -> np.ndarray:
+    """The uniforms behind :func:`seeded_sample` (``seeded_sample(seed, start, n, q) ==
+    (seeded_uniforms(seed, start, n) < q)``): :func:`row_uniforms`. The rows below any ``q``
+    are its Bernoulli subsample, so a subsample at a larger rate can be thinned to ``q`` later.
 
     >>> u = seeded_uniforms(3, 1, 1000)
     >>> bool(((u < 0.3) == seeded_sample(3, 1, 1000, 0.3)).all())
     True
     """
-    child = np.random.SeedSequence(seed, spawn_key=(int(part),))
-    return np.random.default_rng(child).random(n)
+    return row_uniforms(seed, start, n)

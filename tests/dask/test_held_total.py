@@ -20,7 +20,8 @@ cloudpickle = pytest.importorskip("cloudpickle")
 import dpstats as dp  # noqa: E402
 from dpstats.dask import engine, fold  # noqa: E402
 from dpstats.dask.design import PartitionDesign  # noqa: E402
-from dpstats.dask.passes import FirstPass, GroupPass, seeded_labels  # noqa: E402
+from dpstats.dask.held import renumbered  # noqa: E402
+from dpstats.dask.passes import FirstPass, GroupPass, row_starts, seeded_labels  # noqa: E402
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])   # helpers go to the workers
 
@@ -60,16 +61,21 @@ def reversed_chains(total: dict) -> np.ndarray:
 @pytest.mark.parametrize("mode", ["pinned", "unpinned", "local"])
 def test_deferred_group_sums_equal_the_eager_ones(client, monkeypatch, rows, mode):
     """The sums a chain defers while its subsample holds every row are the floats the eager
-    steps add (bit for bit), whether they are taken at the end or when the subsample first
-    drops rows, for 2 and 3 chains, pinned, unpinned or without a distributed client."""
+    steps add (bit for bit) when the subsample first drops rows (labels keyed by partition),
+    and, taken at the end (every row held), a GroupPass's over the rows numbered globally;
+    for 2 and 3 chains, pinned, unpinned or without a distributed client."""
     monkeypatch.setattr(fold, "SAMPLE_ROWS", rows)
     monkeypatch.setattr(fold, "PIN_CHAINS", mode == "pinned")
     if mode == "local":
         monkeypatch.setattr(fold, "_client", lambda: None)
     ddf = dd.from_pandas(data(), npartitions=5)
     for chains in (2, 3):
-        eager = fold.fold_frame(ddf, fused(False), fold.fused_total, chains=chains)["groups"]
-        got = fold.fold_frame(ddf, fused(True), fold.fused_total, chains=chains)["groups"]
+        total = fold.fold_frame(ddf, fused(True), fold.fused_total, chains=chains)
+        got = total["groups"]
+        eager = fold.fold_frame(ddf, fused(False), fold.fused_total, chains=chains)["groups"] \
+            if rows < 3000 else fold.fold_frame(
+                ddf, GroupPass(PART, (0, 1, 2, 3), 40, 5, seeded_labels,
+                               row_starts(total["rows"])), fold.identity, chains=chains)
         np.testing.assert_array_equal(got, eager)
         X, y = PART(data())
         assert np.isclose(got[:, -3].sum(), X.shape[0])            # every row counted once
@@ -90,13 +96,15 @@ def test_held_models_equal_the_group_pass(client, parts):
     assert stats["sample"]["thr"] == 1.0 and isinstance(held, fold.Held)
     chains = fold.chain_count(parts)
     got = held.apply(engine.held_models, keep, 25, 9, seeded_labels, chains)
-    want = fold.fold_frame(ddf, GroupPass(PART, keep, 25, 9),
+    starts = row_starts(stats["rows"])
+    want = fold.fold_frame(ddf, GroupPass(PART, keep, 25, 9, seeded_labels, starts),
                            engine.Finish(engine.models_of, len(keep)))
     np.testing.assert_array_equal(got, want)
     other = held.apply(engine.held_models, keep, 25, 10, seeded_labels, chains)
     assert not np.allclose(other, want)
     guessed = held.apply(engine.guessed_models, 4, keep)         # the guess m = 40
-    full = fold.fold_frame(ddf, fused(False), fold.fused_total)["groups"]
+    full = fold.fold_frame(ddf, GroupPass(PART, (0, 1, 2, 3), 40, 5, seeded_labels, starts),
+                           fold.identity)
     from dpstats.dask.speculate import kept_sums
     np.testing.assert_array_equal(
         guessed, engine.Finish(engine.models_of, len(keep))(kept_sums(full, 4, keep)))
@@ -109,7 +117,8 @@ def test_held_rows_equal_the_joined_subsample(client, monkeypatch, rows):
     monkeypatch.setattr(fold, "SAMPLE_ROWS", rows)
     ddf = dd.from_pandas(data(), npartitions=4)
     stats, held = fold.fold_frame(ddf, fused(True), fold.fused_stats, hold=True)
-    joined = held.apply(lambda total: fold.sample_rows(total["sample"]))
+    joined = held.apply(lambda total: fold.sample_rows(
+        renumbered(total) if total["sample"]["thr"] == 1.0 else total["sample"]))
     keep = [0, 2, 3]
     for q in (stats["sample"]["thr"], 0.3 * stats["sample"]["thr"]):
         X, y = held.apply(fold.held_rows, q, keep)
