@@ -119,7 +119,7 @@ DRAWS: dict[str, tuple[str, ...]] = {
 NO_DATA: dict[str, str] = {
     f"{MECH}.gdp.GaussianGDP.__init__": "a plan (eps, delta, counts): charges the ledger and "
                                         "keeps the generator for release()",
-    f"{MECH}.sampling.group_seed": "one integer seed for a dask fit's per-partition group "
+    f"{MECH}.sampling.group_seed": "one integer seed for a dask fit's row-numbered group "
                                    "labels (reads no data)",
     f"{MECH}.objective.ObjectivePerturbation.__init__": "draws the objective's linear term "
                                                         "(size, eps, delta only) and charges "
