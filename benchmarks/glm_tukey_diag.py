@@ -112,7 +112,7 @@ def run(cell_name: str, reps: int, start: int, seed_offset: int) -> pd.DataFrame
                          "z": (theta[j] - truth[j]) / se_j if j > 0 else np.nan,
                          "z_rep": (point[j] - beta[j]) / se_rep[j],
                          "mech_raw": theta[j] - med[j], "err_raw": theta[j] - truth[j],
-                         "rho0": rho0[j],
+                         "rho0": rho0[j], "centre": np.nan if c is None else c[j],
                          "z_med": (med[j] - truth[j]) / z_sd_units[j],
                          "spread_ratio": sigma[j] / rsd[j],
                          "mech": (theta[j] - med[j]) / (np.sqrt(max(f - np.pi / 2, 1e-9) / m)
