@@ -181,34 +181,6 @@ def test_fit_releases_intervals_with_summary_columns_and_charges():
     assert inf.eps.sum() == pytest.approx(tg.TUKEY_GLM_INFERENCE_SHARE * reg)
 
 
-def test_point_correlation_is_the_group_fits_own(monkeypatch):
-    """The released point's correlation is the group fits' (the depth point moves with their
-    cloud), not the coordinate-wise medians' arcsin(rho) / f, which overstated the reported
-    intercept's variance with skewed columns (covered 0.985; design note NN). Exponential x2:
-    the centre is not the mean, the intercept at the centre is correlated with its slope."""
-    seen = {}
-    real_corr, real_cov = tg.correlation, tg.reported_covariance
-
-    def corr(V):
-        seen["rho"] = real_corr(V)
-        return seen["rho"]
-
-    def cov(se, C, A):
-        seen["C"], seen["se"], seen["A"] = C, se, A
-        return real_cov(se, C, A)
-
-    monkeypatch.setattr(tg, "correlation", corr)
-    monkeypatch.setattr(tg, "reported_covariance", cov)
-    df, _ = _frame(20_000)
-    fit = dp.dp_glm("y ~ x1 + x2", df, eps=4.0, method="tukey", select=None, random_state=5)
-    assert np.isfinite(fit.bse).all()
-    assert abs(seen["rho"][0, 2]) > 0.1                 # the intercept at the centre and x2
-    np.testing.assert_allclose(seen["C"], seen["rho"])
-    se, A = seen["se"], seen["A"]
-    want = A @ (se[:, None] * seen["rho"] * se[None, :]) @ A.T
-    np.testing.assert_allclose(fit.bse.to_numpy() ** 2, np.diag(want), rtol=1e-9)
-
-
 def test_gated_fits_say_why_and_take_nothing():
     df, _ = _frame(5_000)
     fit = dp.dp_glm("y ~ x1 + x2", df, eps=1.0, method="tukey", select=None, random_state=2)

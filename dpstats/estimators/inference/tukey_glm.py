@@ -38,11 +38,8 @@ their binomial spread, ``Var(log sigma_j) ~= (2 (p / eps_c)^2 / m^2 + q (1 - q) 
 m is above the choice of m's bias cap (the release gate forced it, or a user's m), the part of
 the group fits' residual median bias beyond the accepted one (:func:`bias_excess`, a public
 bound) is covered too: ``cv_j`` is then :func:`.tukey_bias.critical_value`'s.
-The covariance is ``A V A'`` with the point's correlation that of the group fits, ``rho``
-(:mod:`.tukey_cov`; the depth point moves with the fits' cloud: with skewed columns the
-reported intercept's error variance over 100 simulated fits was 1.05 times ``f a' Sigma a / m``
-and 0.78 times the coordinate-wise medians' ``arcsin(rho) / f``, whose intercepts covered
-0.985; design note NN). Intervals are released only where the release gate passes
+The covariance is ``A V A'`` with the point's correlation ``arcsin(rho) / f``
+(:mod:`.tukey_cov`). Intervals are released only where the release gate passes
 (:func:`plan_glm_inference`): the linear Tukey gate ``m eps / p >= 250`` and at least
 :data:`GLM_ROWS_PER_COLUMN` released rows per column per group (smaller groups' logistic fits
 are far from Gaussian and often separated). On a dask frame the models come back to the client
@@ -87,6 +84,7 @@ from .tukey_cov import (
     correlation,
     floored_inverse,
     intercept_map,
+    median_correlation,
     moment_matrix,
     reported_covariance,
 )
@@ -229,7 +227,8 @@ def glm_tukey_inference(X, y, models, point, c, intercept_col, *, plan: Inferenc
                      for v, s in zip(log_sigma_variance(q, m, p, eps_counts), sigma,
                                      strict=True)])
     se = math.sqrt(f / m) * sigma * crit / _Z
-    cov = reported_covariance(se, correlation(V), intercept_map(c, intercept_col, p))
+    cov = reported_covariance(se, median_correlation(correlation(V), f),
+                              intercept_map(c, intercept_col, p))
     finite = crit[np.isfinite(crit)]
     return Inference(
         cov=cov, share=plan.share, reference=REFERENCE, covers=COVERS,
@@ -244,4 +243,5 @@ def glm_tukey_inference(X, y, models, point, c, intercept_col, *, plan: Inferenc
                 f"{_bias_note(r) if r > 0 else ''}); released because the release gate passed "
                 f"(m*eps/columns \u2248 {gate.tukey_index(m, plan.eps / plan.share, p):,.0f} >= "
                 f"{gate.TUKEY_THRESHOLD:,.0f}, >= {GLM_ROWS_PER_COLUMN:g} rows per column per "
-                f"group); correlations: those of the weighted design moments' inverse"))
+                f"group); correlations: arcsin(rho)/f with rho those of the weighted design "
+                f"moments' inverse"))
