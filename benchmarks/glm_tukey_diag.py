@@ -11,6 +11,10 @@ coordinates (slopes as reported; the intercept as the log-odds at the private ce
   the fits' robust sd, MAD / 0.6745): the group fits' median bias, in the median's own sd;
 * ``spread_ratio``: released ``sigma_j`` / the fits' robust sd (the spread's accuracy);
 * ``mech``: (point - median) / (sqrt((f - pi/2) / m) * robust sd) (the mechanism's part);
+* ``z_rep``: (reported point - truth) / reported standard error (the intercept too);
+* ``mech_raw``: point - median, unscaled (``--summarize`` prints its correlation across
+  coordinates next to the one the covariance assumes, ``arcsin(rho) / f`` with rho the
+  group fits' own correlation: is the mechanism's noise correlated like the fits?);
 * ``q``, ``crit``, ``m``, ``f``.
 
     nice -n 10 python benchmarks/glm_tukey_diag.py --cell n=200000 --reps 60 \\
@@ -94,6 +98,8 @@ def run(cell_name: str, reps: int, start: int, seed_offset: int) -> pd.DataFrame
         se_model = np.sqrt(f / m) * sigma            # before the critical value
         z_sd_units = np.sqrt(np.pi / 2 / m) * rsd
         ci = res.conf_int().to_numpy()
+        point = res.params.to_numpy()
+        rho0 = np.corrcoef(B, rowvar=False)[0]           # the fits' correlation with coord 0
         for j in range(B.shape[1]):
             se_j = se_rep[j] if j > 0 else np.nan     # the reported intercept is another one
             crit = 1.959963984540054 * se_j / se_model[j]
@@ -104,6 +110,9 @@ def run(cell_name: str, reps: int, start: int, seed_offset: int) -> pd.DataFrame
                          "covered": bool(ci[j, 0] <= beta[j] <= ci[j, 1])
                          if np.isfinite(ci[j]).all() else np.nan,
                          "z": (theta[j] - truth[j]) / se_j if j > 0 else np.nan,
+                         "z_rep": (point[j] - beta[j]) / se_rep[j],
+                         "mech_raw": theta[j] - med[j], "err_raw": theta[j] - truth[j],
+                         "rho0": rho0[j], "centre": np.nan if c is None else c[j],
                          "z_med": (med[j] - truth[j]) / z_sd_units[j],
                          "spread_ratio": sigma[j] / rsd[j],
                          "mech": (theta[j] - med[j]) / (np.sqrt(max(f - np.pi / 2, 1e-9) / m)
@@ -115,8 +124,27 @@ def summarize(d: pd.DataFrame) -> pd.DataFrame:
     g = d.groupby(["cell", "coef"])
     return g.agg(fits=("rep", "size"), covered=("covered", "mean"), z_mean=("z", "mean"),
                  z_sd=("z", "std"), zmed_mean=("z_med", "mean"), zmed_sd=("z_med", "std"),
+                 zrep_mean=("z_rep", "mean"), zrep_sd=("z_rep", "std"),
                  spread_ratio=("spread_ratio", "median"), mech_sd=("mech", "std"),
                  q=("q", "mean"), crit=("crit", "mean"), m=("m", "median")).reset_index()
+
+
+def correlations(d: pd.DataFrame) -> pd.DataFrame:
+    """Per coefficient j > 0: across fits, the correlation of the mechanism's noise
+    (``mech_raw``) and of the point's error (``err_raw``) in coordinate 0 (the intercept at
+    the centre) and j, next to the fits' mean correlation rho and the point's correlation the
+    covariance assumes, ``arcsin(rho) / f``."""
+    rows = []
+    for cell, dc in d.groupby("cell"):
+        w = {k: dc.pivot(index="rep", columns="coef", values=k)
+             for k in ("mech_raw", "err_raw", "rho0", "f")}
+        for j in w["rho0"].columns[1:]:
+            rho = w["rho0"][j]
+            rows.append({"cell": cell, "coef": j, "fits": len(rho), "rho_fits": rho.mean(),
+                         "assumed": (np.arcsin(rho) / w["f"][0]).mean(),
+                         "mech_corr": w["mech_raw"][0].corr(w["mech_raw"][j]),
+                         "point_corr": w["err_raw"][0].corr(w["err_raw"][j])})
+    return pd.DataFrame(rows)
 
 
 def main(argv=None) -> int:
@@ -129,7 +157,10 @@ def main(argv=None) -> int:
     ap.add_argument("--summarize", default=None, help="reprint the table of a CSV")
     a = ap.parse_args(argv)
     if a.summarize:
-        print(summarize(pd.read_csv(a.summarize)).round(3).to_string(index=False))
+        d = pd.read_csv(a.summarize)
+        print(summarize(d).round(3).to_string(index=False))
+        if "mech_raw" in d:
+            print(correlations(d).round(3).to_string(index=False))
         return 0
     _install()
     t0 = time.time()
@@ -138,6 +169,8 @@ def main(argv=None) -> int:
         d.to_csv(a.out, index=False)
     print(f"{d.rep.nunique() if len(d) else 0} fits, {time.time() - t0:.0f} s")
     print(summarize(d).round(3).to_string(index=False))
+    if len(d):
+        print(correlations(d).round(3).to_string(index=False))
     return 0
 
 

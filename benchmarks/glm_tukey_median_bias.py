@@ -34,9 +34,11 @@ from dpstats._kernels.logistic import group_logistic  # noqa: E402
 from dpstats.estimators.tukey.glm_bias import median_bias_reduce  # noqa: E402
 
 
-def run(n: int, m: int, p: int, cov: str, reps: int, steps: list[int], seed: int):
+def run(n: int, m: int, p: int, cov: str, reps: int, steps: list[int], seed: int,
+        scale: float = 1.0):
     rng = np.random.default_rng(seed)
     beta = gc.coefficients(p)
+    beta[1:] *= scale
     rows = []
     for r in range(reps):
         X = np.c_[np.ones(n), gc.covariates(cov, n, p, rng)]
@@ -65,21 +67,26 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--steps", default="1,2,4")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--scale", type=float, default=1.0, help="the slopes times this")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     t0 = time.time()
-    d = run(a.n, a.m, a.p, a.cov, a.reps, [int(s) for s in a.steps.split(",")], a.seed)
+    d = run(a.n, a.m, a.p, a.cov, a.reps, [int(s) for s in a.steps.split(",")], a.seed,
+            a.scale)
     if a.out:
         d.to_csv(a.out, index=False)
     g = d.groupby(["fit", "coef"])["z_away"]
     t = g.mean().unstack("coef").round(3)
     se = (g.std() / np.sqrt(g.size())).unstack("coef").round(3)
-    print(f"n={a.n:,} m={a.m:,} p={a.p} cov={a.cov}: {a.reps} data sets, "
+    k = a.n / (a.m * (a.p + 1))         # rows per column (intercept included)
+    print(f"n={a.n:,} m={a.m:,} p={a.p} cov={a.cov} scale={a.scale}: {a.reps} data sets, "
           f"{time.time() - t0:.0f} s; mean z of the fits' median away from 0 (coef 0: the "
           f"intercept, uncentred)")
     print(t.to_string())
     print("standard error of the mean")
     print(se.to_string())
+    print(f"slope: z_away k / sqrt(m) ({k:.3g} rows per column), the shift's BIAS_SLOPE")
+    print((t * k / np.sqrt(a.m)).round(3).to_string())
     return 0
 
 

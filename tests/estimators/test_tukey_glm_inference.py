@@ -101,6 +101,58 @@ def test_choose_m_keeps_the_medians_residual_bias_in_bounds():
     assert all(np.diff(ms) >= 0)
 
 
+def test_choose_m_bias_bound_grows_with_the_columns():
+    """The residual median bias's slope grows about as p^(1/3) (simulated means 0.077, 0.101,
+    0.121 at 3, 6 and 11 columns, design note NN), so m_bias falls as p^(-8/9): at p = 11,
+    n = 1e6 m is 4,452 (the p-free slope took 5,094, a shift of 0.49 sd); wherever the gate
+    allows, the bound holds."""
+    from dpstats.estimators.inference.tukey_bias import BIAS_TARGET, glm_median_bias
+    for p in (3, 6, 11, 21):
+        gate = math.ceil(250 * p / 0.95)
+        for n in np.geomspace(1e5, 3e6, 15):
+            m = choose_m_glm(n, p, 0.95, 1e-5)
+            if n / (tg.GLM_ROWS_PER_COLUMN * p) < gate:
+                continue                                # no intervals at any m
+            assert m >= gate - 1, (p, n)
+            assert m <= gate or glm_median_bias(n, m, p) <= BIAS_TARGET + 1e-6, (p, n)
+    assert choose_m_glm(1e6, 11, 0.95, 1e-5) == 4452
+    assert glm_median_bias(1e6, 5094, 11) > 0.48
+    assert choose_m_glm(200_000, 6, 0.95, 1e-5) == 2609         # p = 6: unchanged
+
+
+def test_bias_beyond_the_cap_widens_the_critical_value():
+    """Where the gate forces m above m_bias (n = 2e5, eps 0.475: 3,158 models, a shift of
+    0.53 sd) the excess over BIAS_TARGET enters the critical value, which then covers a
+    worst-case bias at 95%; at the chosen m of the cap it is 0 (the critical value as before)."""
+    from scipy.special import ndtr
+
+    from dpstats.estimators.inference.tukey_bias import critical_value
+    for n, eps in ((1e5, 0.95), (2e5, 0.95), (1e6, 0.95)):
+        assert tg.bias_excess(n, choose_m_glm(n, 6, eps, 1e-5), 6, 2.1) < 1e-3
+    m = choose_m_glm(2e5, 6, 0.475, 1e-5)
+    r = tg.bias_excess(2e5, m, 6, 2.4)
+    assert 0.1 < r < 0.12
+    c = critical_value(r, 0.0)
+    assert ndtr(c - r) - ndtr(-c - r) == pytest.approx(0.95, abs=1e-9)
+    assert c > critical_value(0.0, 0.0) + 0.005
+
+
+def test_fit_above_the_bias_cap_says_so_and_widens(monkeypatch):
+    """A fit whose m is above the bias cap (here: the slope made 20x larger) gets wider
+    intervals by the critical value's bias allowance and its summary says why."""
+    from dpstats.estimators.inference import tukey_bias as tb
+    df, _ = _frame(20_000)
+    kw = dict(eps=4.0, method="tukey", m=600, select=None, random_state=4)
+    base = dp.dp_glm("y ~ x1 + x2", df, **kw)
+    assert "residual median bias" not in str(base.summary())
+    monkeypatch.setattr(tb, "BIAS_SLOPE", 2.0)
+    wide = dp.dp_glm("y ~ x1 + x2", df, **kw)
+    assert np.allclose(wide.params, base.params)
+    ratio = (wide.bse / base.bse).to_numpy()
+    assert np.all(ratio > 1.4), ratio
+    assert "residual median bias" in str(wide.summary())
+
+
 def _frame(n, seed=0):
     g = np.random.default_rng(seed)
     df = pd.DataFrame({"x1": g.normal(size=n), "x2": g.exponential(size=n)})

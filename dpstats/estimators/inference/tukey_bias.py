@@ -13,7 +13,25 @@ from scipy.special import ndtr, ndtri
 from scipy.stats import poisson
 
 __all__ = ["deficient_share", "median_shift", "bias_aware_quantile", "noise_aware_quantile",
-           "critical_value", "log_sigma_variance"]
+           "critical_value", "log_sigma_variance", "glm_median_bias", "glm_bias_slope",
+           "BIAS_SLOPE", "BIAS_COLUMNS", "BIAS_TARGET"]
+
+#: The logistic Tukey's median-bias-reduced group fits keep a residual median bias of about
+#: ``BIAS_SLOPE (p / BIAS_COLUMNS)^(1/3) / k`` of their spread (``p`` columns, ``k`` rows per
+#: column), which the coordinate-wise median of m fits carries in ``sqrt(m)`` times that of
+#: its own standard deviations (:func:`glm_median_bias`). Simulated without privacy
+#: (``benchmarks/glm_tukey_median_bias.py``, k = 10.6, Gaussian columns, design notes 64 and
+#: NN): the slopes' mean 0.077, 0.101, 0.121 at 3, 6, 11 columns (se 0.02-0.03; about
+#: ``p^(1/3)``), the largest coefficient's 0.09-0.19; coefficients twice as large 0.111;
+#: skewed and 0/1 columns below (0.02, 0.04).
+BIAS_SLOPE = 0.1
+#: The number of columns (intercept included) :data:`BIAS_SLOPE` is for.
+BIAS_COLUMNS = 6
+#: The residual shift, in the median's standard deviations, the choice of m accepts
+#: (:func:`dpstats.estimators.tukey.glm.choose_m_glm`; the worst coefficient then covers about
+#: 0.94); a larger one (m forced up by the release gate, or chosen by the user) is covered by a
+#: bias-aware critical value (:mod:`.tukey_glm`).
+BIAS_TARGET = 0.4
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
 
@@ -88,6 +106,27 @@ def noise_aware_quantile(v: float, level: float = 0.95) -> float:
     (1.96, 2.07)
     """
     return critical_value(0.0, v, level)
+
+
+def glm_median_bias(n_hat: float, m: int, p: int) -> float:
+    """Public bound of the logistic Tukey median's residual bias, in its own standard
+    deviations: ``glm_bias_slope(p) sqrt(m) / k`` for groups of ``k = n_hat / (m p)`` rows
+    per column (released ``n_hat``, public ``m``, ``p``).
+
+    >>> round(glm_median_bias(200_000, 3158, 6), 3), round(glm_median_bias(200_000, 2609, 6), 3)
+    (0.532, 0.4)
+    """
+    k = max(float(n_hat), 1.0) / (m * p)
+    return glm_bias_slope(p) * math.sqrt(m) / k
+
+
+def glm_bias_slope(p: int) -> float:
+    """``BIAS_SLOPE (p / BIAS_COLUMNS)^(1/3)``: the residual's slope at ``p`` columns.
+
+    >>> round(glm_bias_slope(3), 3), glm_bias_slope(6), round(glm_bias_slope(11), 3)
+    (0.079, 0.1, 0.122)
+    """
+    return BIAS_SLOPE * (p / BIAS_COLUMNS) ** (1.0 / 3.0)
 
 
 def log_sigma_variance(q, m: int, p: int, eps_counts: float) -> np.ndarray:

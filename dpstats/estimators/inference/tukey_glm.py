@@ -34,7 +34,10 @@ Standard errors are ``sqrt(f / m) sigma_j cv_j / 1.96`` with a **noise-aware cri
 their binomial spread, ``Var(log sigma_j) ~= (2 (p / eps_c)^2 / m^2 + q (1 - q) / m) /
 (2 z phi(z))^2`` at ``z = Phi^-1((1 + q) / 2)`` (delta method, public: released ``q``,
 ``m``, ``p``, eps), and ``cv_j`` solves ``E[2 Phi(cv e^L) - 1] = 0.95`` for
-``L ~ N(0, Var(log sigma_j))`` (2.07-2.18 at n = 1e5, p = 5, eps = 1, instead of 1.96).
+``L ~ N(0, Var(log sigma_j))`` (2.07-2.18 at n = 1e5, p = 5, eps = 1, instead of 1.96). Where
+m is above the choice of m's bias cap (the release gate forced it, or a user's m), the part of
+the group fits' residual median bias beyond the accepted one (:func:`bias_excess`, a public
+bound) is covered too: ``cv_j`` is then :func:`.tukey_bias.critical_value`'s.
 The covariance is ``A V A'`` with the point's correlation ``arcsin(rho) / f``
 (:mod:`.tukey_cov`). Intervals are released only where the release gate passes
 (:func:`plan_glm_inference`): the linear Tukey gate ``m eps / p >= 250`` and at least
@@ -70,7 +73,13 @@ from .tukey import (
     model_spread,
     plan_inference,
 )
-from .tukey_bias import log_sigma_variance, noise_aware_quantile
+from .tukey_bias import (
+    BIAS_TARGET,
+    critical_value,
+    glm_median_bias,
+    log_sigma_variance,
+    noise_aware_quantile,
+)
 from .tukey_cov import (
     correlation,
     floored_inverse,
@@ -80,7 +89,7 @@ from .tukey_cov import (
     reported_covariance,
 )
 
-__all__ = ["plan_glm_inference", "glm_tukey_inference", "noise_aware_quantile",
+__all__ = ["plan_glm_inference", "glm_tukey_inference", "noise_aware_quantile", "bias_excess",
            "TUKEY_GLM_INFERENCE_SHARE", "SCALE_SHARE", "MOMENT_SHARE", "GLM_ROWS_PER_COLUMN",
            "REFERENCE", "COVERS"]
 
@@ -139,6 +148,26 @@ def plan_glm_inference(share: float, eps_stage: float, m: int, p: int, identify:
     return base
 
 
+def bias_excess(n_hat: float, m: int, p: int, f: float) -> float:
+    """The residual median bias beyond :data:`~.tukey_bias.BIAS_TARGET`, in standard errors
+    of the released point: ``max(0, b - BIAS_TARGET) sqrt(pi / 2 / f)`` with ``b`` the public
+    bound :func:`~.tukey_bias.glm_median_bias` (the median's own sd is ``sqrt(pi/2 / f)`` of
+    the point's). 0 where m is at most the choice of m's ``m_bias``; above it (m forced up by
+    the release gate, or a user's m) the critical value covers it
+    (:func:`~.tukey_bias.critical_value`).
+
+    >>> bias_excess(200_000, 2609, 6, 2.1), round(bias_excess(200_000, 3158, 6, 2.5), 3)
+    (0.0, 0.105)
+    """
+    b = glm_median_bias(n_hat, m, p)
+    return max(0.0, b - BIAS_TARGET) * math.sqrt(math.pi / 2.0 / float(f))
+
+
+def _bias_note(r: float) -> str:
+    return (f" and the groups' residual median bias beyond the accepted one, {r:.2g} "
+            f"standard errors: more models than the bias cap for these groups' sizes")
+
+
 def _group_covariance(X, point, c, scale, intercept_col, n_hat, m, eps, rng, ledger,
                       rows=None):
     """Covariance of one group's logistic fit in the mechanism's coordinates, from the private
@@ -193,7 +222,8 @@ def glm_tukey_inference(X, y, models, point, c, intercept_col, *, plan: Inferenc
     eps_counts = (1.0 - SCALE_SHARE - MOMENT_SHARE) * plan.eps
     sigma, q = model_spread(B, theta, windows, eps_counts, rng, ledger, ident)
     f = tukey_noise_factor(int(m), int(p), float(multiplier), bool(monotone))
-    crit = np.array([noise_aware_quantile(v) if np.isfinite(s) else np.nan
+    r = bias_excess(n_hat, m, p, f)
+    crit = np.array([critical_value(r, v) if np.isfinite(s) else np.nan
                      for v, s in zip(log_sigma_variance(q, m, p, eps_counts), sigma,
                                      strict=True)])
     se = math.sqrt(f / m) * sigma * crit / _Z
@@ -209,7 +239,8 @@ def glm_tukey_inference(X, y, models, point, c, intercept_col, *, plan: Inferenc
                 f"simulation), with a noise-aware critical value "
                 f"({np.min(finite) if finite.size else math.nan:.3g}"
                 f"-{np.max(finite) if finite.size else math.nan:.3g} instead of 1.96: the "
-                f"counts' noise in the spread); released because the release gate passed "
+                f"counts' noise in the spread"
+                f"{_bias_note(r) if r > 0 else ''}); released because the release gate passed "
                 f"(m*eps/columns \u2248 {gate.tukey_index(m, plan.eps / plan.share, p):,.0f} >= "
                 f"{gate.TUKEY_THRESHOLD:,.0f}, >= {GLM_ROWS_PER_COLUMN:g} rows per column per "
                 f"group); correlations: arcsin(rho)/f with rho those of the weighted design "

@@ -35,6 +35,7 @@ import numpy as np
 
 from ...mechanisms.accountant import Ledger
 from ...validation import Option, OptionSpec, validate_options
+from ..inference.tukey_bias import BIAS_SLOPE, BIAS_TARGET, glm_bias_slope
 from ..inference.tukey_glm import (
     GLM_ROWS_PER_COLUMN,
     TUKEY_GLM_INFERENCE_SHARE,
@@ -54,14 +55,6 @@ __all__ = ["estimate", "fit_logistic_models", "choose_m_glm", "bias_models",
 
 #: Preferred rows per column in each group for logistic fits (OLS uses 3).
 ROWS_PER_COLUMN_GLM = 15.0
-#: The median-bias-reduced group fits keep a residual median bias of order ``1 / k`` of their
-#: spread (``k`` rows per column), which the coordinate-wise median of m fits carries in
-#: ``BIAS_SLOPE sqrt(m) / k`` of its own standard deviations (simulated, p = 5 Gaussian
-#: columns, coefficients of norm 1.2: ``benchmarks/glm_tukey_median_bias.py``, design note 64).
-BIAS_SLOPE = 0.1
-#: Largest such shift :func:`choose_m_glm` lets m reach above the intervals' gate (the worst
-#: coefficient then covers about 0.94 at a critical value of 2).
-BIAS_TARGET = 0.4
 
 
 def choose_m_glm(n_noisy: float | None, p: int, eps_tukey: float, delta: float,
@@ -76,13 +69,15 @@ def choose_m_glm(n_noisy: float | None, p: int, eps_tukey: float, delta: float,
     ``min(n_hat / (10 p), 2 m_gate)`` (the intervals' floor, as dp_lm's
     :func:`~dpstats.estimators.tukey.choose_m.gate_models`), and there m is at most
     ``max(m_bias, m_gate)`` (:func:`bias_models`: the median's residual bias grows as
-    ``m^1.5 / n``; 2,609 models at n = 2e5, p = 6, eps 0.95 instead of 3,158). Reads only
-    public values and the released ``n_hat``.
+    ``p^(4/3) m^1.5 / n``; 2,609 models at n = 2e5, p = 6, eps 0.95 instead of 3,158; 4,452 at
+    n = 1e6, p = 11). Reads only public values and the released ``n_hat``.
 
     >>> choose_m_glm(40_000, 6, 1.0, 1e-5) >= 40_000 // (15 * 6)
     True
     >>> choose_m_glm(100_000, 6, 0.95, 1e-5), choose_m_glm(200_000, 6, 0.95, 1e-5)
     (1644, 2609)
+    >>> choose_m_glm(1_000_000, 11, 0.95, 1e-5)
+    4452
     """
     if n_noisy is None or not (n_noisy > 0):
         return 0
@@ -98,13 +93,16 @@ def choose_m_glm(n_noisy: float | None, p: int, eps_tukey: float, delta: float,
 
 def bias_models(n_noisy: float, p: int) -> float:
     """Most models whose median's residual bias stays within :data:`BIAS_TARGET` of its
-    standard deviation: ``BIAS_SLOPE sqrt(m) m p / n = BIAS_TARGET`` (groups of ``n / (m p)``
-    rows per column; public: the released count and p).
+    standard deviation: ``slope(p) sqrt(m) m p / n = BIAS_TARGET``
+    (:func:`~dpstats.estimators.inference.tukey_bias.glm_median_bias`: groups of ``n / (m p)``
+    rows per column, a slope that grows as ``p^(1/3)``; public: the released count and p).
 
     >>> round(bias_models(200_000, 6)), round(bias_models(100_000, 6))
     (2610, 1644)
+    >>> round(bias_models(200_000, 11)), round(bias_models(200_000, 3))
+    (1523, 4833)
     """
-    return (BIAS_TARGET * max(float(n_noisy), 0.0) / (BIAS_SLOPE * p)) ** (2.0 / 3.0)
+    return (BIAS_TARGET * max(float(n_noisy), 0.0) / (glm_bias_slope(p) * p)) ** (2.0 / 3.0)
 
 
 def fit_logistic_models(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Generator,
