@@ -34,6 +34,11 @@ from interval_coverage import simulate, truth
 COMBOS = [(2000, 0.25, 1), (2000, 1.0, 5), (2000, 4.0, 1), (5000, 1.0, 10), (5000, 4.0, 5),
           (20000, 0.25, 5), (20000, 0.5, 1), (20000, 1.0, 10), (50000, 0.25, 10),
           (50000, 1.0, 5)]
+#: Cells around and above the BAS threshold for the inflation's re-derivation with per-fit
+#: seeds (session 14, ``--combos edge``): the two failing cells just below it, the cells
+#: that set it, the lm centre (n*eps 20,000) and larger n*eps up to 100,000.
+EDGE = [(2000, 4.0, 1), (20000, 0.5, 1), (50000, 0.25, 10), (20000, 1.0, 10), (5000, 4.0, 5),
+        (20000, 1.0, 5), (50000, 1.0, 5), (20000, 4.0, 5), (100000, 1.0, 5)]
 COVARIATES = ["gaussian", "skewed"]
 TARGET = 0.93
 MIN_FITS = 20
@@ -65,7 +70,10 @@ def one_rep(args) -> dict:
     row = {"method": method, "n": n, "eps": eps, "p": p, "covariates": cov, "rep": rep,
            "index": seen[0] if seen else np.nan, "released": fit.released}
     hit = np.abs(fit.params.to_numpy() - truth(p)) <= 1.959964 * se
-    z = (fit.params.to_numpy() - truth(p)) / se * gate.INFLATION[method]   # before inflation
+    k = p + 1
+    infl = (gate.inflation(method, seen[0] * k / eps, eps, k) if seen and hasattr(
+        gate, "inflation") else gate.INFLATION[method])
+    z = (fit.params.to_numpy() - truth(p)) / se * infl                     # before inflation
     for j in range(p + 1):
         row[f"hit{j}"] = float(hit[j]) if np.isfinite(se[j]) else np.nan
         row[f"z{j}"] = z[j]
@@ -131,11 +139,16 @@ def main(argv=None) -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--summarise", action="store_true")
     ap.add_argument("--raw", default=str(RES / "coverage_gate_raw.csv"))
+    ap.add_argument("--table", default=str(RES / "coverage_gate.csv"))
+    ap.add_argument("--combos", default="all", help="all (COMBOS) or edge (EDGE)")
+    ap.add_argument("--part", default="1/1", help="i/N: every N-th cell from the i-th")
     a = ap.parse_args(argv)
     if not a.summarise:
         rows = []
-        cells = [(c + (cov,), m) for m in a.methods.split(",") for c in COMBOS
-                 for cov in COVARIATES]
+        combos = EDGE if a.combos == "edge" else COMBOS
+        i0, parts = (int(v) for v in a.part.split("/"))
+        cells = [(c + (cov,), m) for m in a.methods.split(",") for c in combos
+                 for cov in COVARIATES][i0 - 1::parts]
         for i, (cell, method) in enumerate(cells, 1):
             t0 = time.perf_counter()
             tasks = [(cell, method, r) for r in range(a.reps)]
@@ -152,8 +165,8 @@ def main(argv=None) -> None:
                   f"{time.perf_counter() - t0:6.1f}s [{i}/{len(cells)}]", flush=True)
             pd.DataFrame(rows).to_csv(a.raw, index=False)
     raw = pd.read_csv(a.raw)
-    summarise(raw).to_csv(RES / "coverage_gate.csv", index=False)
-    print(f"wrote {RES / 'coverage_gate.csv'}")
+    summarise(raw).to_csv(a.table, index=False)
+    print(f"wrote {a.table}")
 
 
 if __name__ == "__main__":

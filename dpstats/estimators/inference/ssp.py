@@ -38,7 +38,7 @@ from ...mechanisms.additive import laplace
 from ...mechanisms.simulation import released_seed, simulation_noise
 from ..outcome import Inference
 from . import gate
-from .sandwich import meat_factors, release_sandwich
+from .sandwich import meat_factors, meat_seed, release_sandwich
 from .simulate import adassp_draws, bas_draws, plugin_gram
 
 __all__ = ["release_rss", "ssp_inference", "fit_statistics", "affine_matrix",
@@ -335,7 +335,8 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     seeds = draw_seeds(gram_noisy, theta, rss_noisy, xty)
     sigma2 = _sigma2_draws(rss_noisy, eps_inf, dof, draws, seeds[0])
     sampling = sigma2 if meat is None else meat_factors(
-        meat, sigma2 * dof, x0sq, icol, n_hat / dof)
+        meat, sigma2 * dof, x0sq, icol, n_hat / dof,
+        seed=meat_seed(meat["meat"], gram_noisy, theta, rss_noisy))
     G = plugin_gram(gram_noisy, max(noise["sigma_gram"], 1e-12 * abs(np.trace(gram_noisy))))
     fn = adassp_draws if kind == "adassp" else bas_draws
     try:
