@@ -31,7 +31,9 @@ def _hetero(n: int, seed: int):
 
 @pytest.mark.parametrize("module", [adassp, bas])
 def test_hc1_matches_statsmodels_at_negligible_privacy_noise(module, monkeypatch):
-    monkeypatch.setitem(gate.INFLATION, module.__name__.rsplit(".", 1)[1], 1.0)
+    kind = module.__name__.rsplit(".", 1)[1]
+    monkeypatch.setitem(gate.INFLATION, kind, 1.0)
+    monkeypatch.setitem(gate.INFLATION_FLOOR, kind, 1.0)
     X, y, rng = _hetero(40_000, 1)
     ols = sm.OLS(y, X)
     hc1 = np.asarray(ols.fit(cov_type="HC1").bse)

@@ -248,6 +248,15 @@ def _covariance(D: np.ndarray, se: np.ndarray | None = None) -> np.ndarray:
     return se[:, None] * C * se[None, :]
 
 
+def _falling(kind: str) -> str:
+    """How the inflation falls with n*eps (empty when it is constant)."""
+    hi, lo = gate.INFLATION[kind], gate.INFLATION_FLOOR[kind]
+    if hi == lo or gate.INFLATION_FULL[kind] <= gate.THRESHOLDS[kind]:
+        return ""
+    return (f", {hi:g} at the release threshold falling to {lo:g} at n*eps >= "
+            f"{gate.INFLATION_FULL[kind]:,.0f}")
+
+
 def fit_statistics(gram_noisy: np.ndarray, theta: np.ndarray, rss_noisy: float,
                    icol: int | None, n_hat: float, y_half: float) -> dict:
     """Residual standard error (original scale) and R^2 from released values only.
@@ -313,7 +322,8 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     ``n_hat * eps / p >= gate.THRESHOLDS[kind]`` (``eps = eps_inf / share``, the fit's eps;
     ``p`` fitted columns), a function of released and public values; below it the result is
     ``method = gate.GATED + reason`` with NaN covariance. Released standard errors are the
-    bootstrap's times ``gate.INFLATION[kind]`` (a measured, public constant). The residual
+    bootstrap's times ``gate.inflation(kind, n_hat, eps, p)`` (measured; a function of the
+    released ``n_hat`` and public values). The residual
     standard error and R^2 (:func:`fit_statistics`) are given whenever the RSS is released.
     """
     p = theta.size
@@ -345,7 +355,8 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     except np.linalg.LinAlgError:
         return nan
     D = (thetas - beta) @ M.T
-    cov = _covariance(D) * gate.INFLATION[kind] ** 2
+    infl = gate.inflation(kind, n_hat, eps, p)
+    cov = _covariance(D) * infl ** 2
     bad = [j for j in unusable] + list(np.flatnonzero(~np.isfinite(np.diag(cov))))
     cov[bad, :] = np.nan
     cov[:, bad] = np.nan
@@ -356,8 +367,8 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
         cov=cov, share=share, reference=REFERENCE + ("" if meat is None else "; White (1980)"),
         covers=_covers(meat is None, residuals == "unclipped", kind),
         method=(f"parametric bootstrap ({draws} draws) of the released {label} statistics "
-                f"with fresh privacy noise, plus {term}, times {gate.INFLATION[kind]:g} (a "
-                f"measured inflation); released because the release gate passed (n*eps \u2248 "
-                f"{float(gate.method_index(kind, n_hat, eps, p)):,.0f} >= "
+                f"with fresh privacy noise, plus {term}, times {infl:.3g} (a measured "
+                f"inflation{_falling(kind)}); released because the release gate passed "
+                f"(n*eps \u2248 {float(gate.method_index(kind, n_hat, eps, p)):,.0f} >= "
                 f"{gate.THRESHOLDS[kind]:,.0f}, below which simulated intervals did not "
                 f"cover: benchmarks/interval_gate.py)"), cov_type=cov_type, **fit_stats)
