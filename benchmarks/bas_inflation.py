@@ -11,7 +11,7 @@ the old constant 1.1 (1.2 for AdaSSP), at constants 1.0 and 1.05 and at the code
 schema of ``coverage.py`` (its ``_row``: the same computation as ``coverage.py --families lm``
 on these fits) to ``--out``.
 
-    cd benchmarks && python bas_inflation.py RAW.jsonl[,RAW2.jsonl...] [--out FILE]
+    cd benchmarks && python bas_inflation.py RAW.jsonl[.gz][,RAW2.jsonl...] [--out FILE]
 
 Several files of one cell (chunks run with ``--start``) are combined; a replication seen
 twice is kept once.
@@ -20,6 +20,7 @@ twice is kept once.
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import json
 import sys
@@ -49,7 +50,7 @@ def load(paths: list[str]) -> dict:
     """Per-rep rows grouped by (design, method), one row per replication."""
     groups: dict = {}
     for p in paths:
-        for line in open(p):
+        for line in (gzip.open(p, "rt") if p.endswith(".gz") else open(p)):
             line = line.strip()
             if not line:
                 continue

@@ -322,8 +322,7 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     ``n_hat * eps / p >= gate.THRESHOLDS[kind]`` (``eps = eps_inf / share``, the fit's eps;
     ``p`` fitted columns), a function of released and public values; below it the result is
     ``method = gate.GATED + reason`` with NaN covariance. Released standard errors are the
-    bootstrap's times ``gate.inflation(kind, n_hat, eps, p)`` (measured; a function of the
-    released ``n_hat`` and public values). The residual
+    bootstrap's times ``gate.inflation(kind, n_hat, eps, p)`` (measured). The residual
     standard error and R^2 (:func:`fit_statistics`) are given whenever the RSS is released.
     """
     p = theta.size
@@ -344,9 +343,9 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
                          reference="", share=share, covers="", **fit_stats)
     seeds = draw_seeds(gram_noisy, theta, rss_noisy, xty)
     sigma2 = _sigma2_draws(rss_noisy, eps_inf, dof, draws, seeds[0])
-    sampling = sigma2 if meat is None else meat_factors(
-        meat, sigma2 * dof, x0sq, icol, n_hat / dof,
-        seed=meat_seed(meat["meat"], gram_noisy, theta, rss_noisy))
+    sampling = sigma2 if meat is None else meat_factors(meat, sigma2 * dof, x0sq, icol, n_hat
+                                                        / dof, seed=meat_seed(meat["meat"],
+                                                        gram_noisy, theta, rss_noisy))
     G = plugin_gram(gram_noisy, max(noise["sigma_gram"], 1e-12 * abs(np.trace(gram_noisy))))
     fn = adassp_draws if kind == "adassp" else bas_draws
     try:
@@ -355,11 +354,9 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     except np.linalg.LinAlgError:
         return nan
     D = (thetas - beta) @ M.T
-    infl = gate.inflation(kind, n_hat, eps, p)
-    cov = _covariance(D) * infl ** 2
+    cov = _covariance(D) * (infl := gate.inflation(kind, n_hat, eps, p)) ** 2
     bad = [j for j in unusable] + list(np.flatnonzero(~np.isfinite(np.diag(cov))))
-    cov[bad, :] = np.nan
-    cov[:, bad] = np.nan
+    cov[bad, :], cov[:, bad] = np.nan, np.nan
     label = "AdaSSP" if kind == "adassp" else "Boosted AdaSSP"
     term = ("sampling error from a private residual sum of squares" if meat is None else
             "heteroscedasticity-robust (HC1) sampling error from a private sandwich meat")
