@@ -209,9 +209,10 @@ def one_rep(args) -> dict:
         hit = (np.abs(fit.params.to_numpy() - beta) <= 1.959964 * se).astype(float)
         out["hit"] = np.where(np.isfinite(se), hit, np.nan).tolist()
         cond = conditional_truth(cell, np.isfinite(se))     # the selected model's coefficients
-        out["z_cond"] = ((fit.params.to_numpy() - cond) / se * gate.INFLATION.get(
-            seen[0][0] if seen else "", 1.0)).tolist()
-        infl = gate.INFLATION.get(out["kind"], 1.0)    # z and ratio before the inflation
+        out["cell"] = cell
+        infl = _inflation(out)                          # z and ratio before the inflation
+        del out["cell"]
+        out["z_cond"] = ((fit.params.to_numpy() - cond) / se * infl).tolist()
         out["z"] = ((fit.params.to_numpy() - beta) / se * infl).tolist()
         out["ratio"] = (se / infl / _classical_se(df, logistic)).tolist()
     return out
@@ -244,21 +245,25 @@ def run_cell(design: str, cell: dict, method: str, reps: int, jobs: int,
 
 
 def _inflation(r: dict) -> float:
-    """The code's inflation over the one the rep ran with (its ``ratio`` is before it)."""
+    """The code's inflation of a rep's fit (its ``z`` and ``ratio`` are recorded before it):
+    :func:`~dpstats.estimators.inference.gate.inflation` at the recorded gate index
+    (``n_hat * eps / k``, so ``n_hat = index * k / eps``)."""
     from dpstats.estimators.inference import gate
-    return gate.INFLATION[r["kind"]] if r["kind"] else 1.0
+    if not r["kind"]:
+        return 1.0
+    k, eps = r["cell"]["p"] + 1, r["cell"]["eps"]
+    return gate.inflation(r["kind"], r["index"] * k / eps, eps, k)
 
 
 def _hits(r: dict, key: str = "z") -> list:
     """Hits of a rep's intervals at the code's inflation (z is recorded before inflation);
     ``key="z_cond"``: of the selected model's coefficients."""
-    from dpstats.estimators.inference import gate
     if key not in r:
         return [np.nan] * len(r["hit"])
     if not r["kind"]:
         return r["hit"]
     z = np.asarray(r[key], dtype=float)
-    c = gate.INFLATION[r["kind"]]
+    c = _inflation(r)
     return np.where(np.isfinite(z), np.abs(z) <= 1.959964 * c, np.nan).tolist()
 
 

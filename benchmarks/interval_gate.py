@@ -34,6 +34,11 @@ from interval_coverage import simulate, truth
 COMBOS = [(2000, 0.25, 1), (2000, 1.0, 5), (2000, 4.0, 1), (5000, 1.0, 10), (5000, 4.0, 5),
           (20000, 0.25, 5), (20000, 0.5, 1), (20000, 1.0, 10), (50000, 0.25, 10),
           (50000, 1.0, 5)]
+#: Cells around and above the BAS threshold for the inflation's re-derivation with per-fit
+#: seeds (session 14, ``--combos edge``): the two failing cells just below it, the cells
+#: that set it, the lm centre (n*eps 20,000) and larger n*eps up to 100,000.
+EDGE = [(2000, 4.0, 1), (20000, 0.5, 1), (50000, 0.25, 10), (20000, 1.0, 10), (5000, 4.0, 5),
+        (20000, 1.0, 5), (50000, 1.0, 5), (20000, 4.0, 5), (100000, 1.0, 5)]
 COVARIATES = ["gaussian", "skewed"]
 TARGET = 0.93
 MIN_FITS = 20
@@ -65,15 +70,19 @@ def one_rep(args) -> dict:
     row = {"method": method, "n": n, "eps": eps, "p": p, "covariates": cov, "rep": rep,
            "index": seen[0] if seen else np.nan, "released": fit.released}
     hit = np.abs(fit.params.to_numpy() - truth(p)) <= 1.959964 * se
-    z = (fit.params.to_numpy() - truth(p)) / se * gate.INFLATION[method]   # before inflation
+    k = p + 1
+    infl = gate.inflation(method, seen[0] * k / eps, eps, k) if seen else 1.0
+    z = (fit.params.to_numpy() - truth(p)) / se * infl                     # before inflation
     for j in range(p + 1):
         row[f"hit{j}"] = float(hit[j]) if np.isfinite(se[j]) else np.nan
         row[f"z{j}"] = z[j]
     return row
 
 
-def cell_table(raw: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """Per cell: share of fits with an interval, coverage among them, worst coefficient."""
+def cell_table(raw: pd.DataFrame, threshold: float, factor: float | None = None) -> pd.DataFrame:
+    """Per cell: share of fits with an interval, coverage among them, worst and best
+    coefficient; intervals at the code's inflation (:func:`gate.inflation` of each fit's
+    index), or at a constant ``factor``."""
     from dpstats.estimators.inference import gate
     zs = [c for c in raw.columns if c.startswith("z")]
     rows = []
@@ -82,7 +91,9 @@ def cell_table(raw: pd.DataFrame, threshold: float) -> pd.DataFrame:
         idx = gate.method_index(key[0], g["index"] * k / key[2], key[2], k)   # the code's form
         gated = g[(idx >= threshold) & g[zs].notna().any(axis=1)]
         z = gated[zs].to_numpy(dtype=float)
-        h = np.where(np.isfinite(z), np.abs(z) <= 1.959964 * gate.INFLATION[key[0]], np.nan)
+        c = np.array([gate.inflation(key[0], i * k / key[2], key[2], k) if factor is None
+                      else factor for i in gated["index"]])[:, None]
+        h = np.where(np.isfinite(z), np.abs(z) <= 1.959964 * c, np.nan)
         rows.append({**dict(zip(["method", "n", "eps", "p", "covariates"], key, strict=True)),
                      "index_median": float(np.nanmedian(idx)),
                      "index_nominal": float(gate.method_index(key[0], key[1], key[2], k)),
@@ -90,6 +101,7 @@ def cell_table(raw: pd.DataFrame, threshold: float) -> pd.DataFrame:
                      "with_interval": len(gated) / len(g),
                      "coverage": np.nanmean(h) if len(gated) else np.nan,
                      "coverage_min": np.nanmin(np.nanmean(h, axis=0)) if len(gated) else np.nan,
+                     "coverage_max": np.nanmax(np.nanmean(h, axis=0)) if len(gated) else np.nan,
                      "threshold": threshold})
     return pd.DataFrame(rows)
 
@@ -118,10 +130,26 @@ def summarise(raw: pd.DataFrame) -> pd.DataFrame:
         from dpstats.estimators.inference import gate
         print(f"\n{method}: threshold (every cell above it covers >= {TARGET}): {t:,.0f} "
               f"(the code's: {gate.THRESHOLDS[method]:,.0f}, inflation "
-              f"{gate.INFLATION[method]:g})")
+              f"{gate.INFLATION[method]:g} there, {gate.INFLATION_FLOOR[method]:g} from "
+              f"{gate.INFLATION_FULL[method]:,.0f})")
         print(tab.drop(columns=["method", "threshold"]).round(3).to_string(index=False))
+        print(factor_table(g).to_string(index=False))
         out.append(tab)
     return pd.concat(out)
+
+
+def factor_table(raw: pd.DataFrame, factors=(1.0, 1.05, 1.1)) -> pd.DataFrame:
+    """Per cell (gate open, fits with an interval): coverage (worst-best coefficient) at
+    constant inflation ``factors`` and at the code's :func:`gate.inflation` (``code``):
+    post-processing of the same fits (their ``z`` is recorded before the inflation)."""
+    key = ["n", "eps", "p", "covariates"]
+    tabs = {f: cell_table(raw, -np.inf, f) for f in factors}
+    tabs["code"] = cell_table(raw, -np.inf)
+    out = tabs["code"][key + ["index_nominal"]].copy()
+    for f, t in tabs.items():
+        out[f"{f}"] = [f"{c:.3f} ({lo:.3f}-{hi:.3f})" for c, lo, hi in
+                       zip(t["coverage"], t["coverage_min"], t["coverage_max"], strict=True)]
+    return out.sort_values("index_nominal")
 
 
 def main(argv=None) -> None:
@@ -130,12 +158,21 @@ def main(argv=None) -> None:
     ap.add_argument("--methods", default="adassp,bas")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--summarise", action="store_true")
-    ap.add_argument("--raw", default=str(RES / "coverage_gate_raw.csv"))
+    ap.add_argument("--raw", default=str(RES / "coverage_gate_raw.csv"),
+                    help="per-rep CSV (written; with --summarise a comma list is read)")
+    ap.add_argument("--table", default=str(RES / "coverage_gate.csv"))
+    ap.add_argument("--combos", default="all",
+                    help="all (COMBOS), edge (EDGE) or a list n:eps:p,n:eps:p,...")
+    ap.add_argument("--part", default="1/1", help="i/N: every N-th cell from the i-th")
     a = ap.parse_args(argv)
     if not a.summarise:
         rows = []
-        cells = [(c + (cov,), m) for m in a.methods.split(",") for c in COMBOS
-                 for cov in COVARIATES]
+        combos = {"all": COMBOS, "edge": EDGE}.get(a.combos) or [
+            (int(c.split(":")[0]), float(c.split(":")[1]), int(c.split(":")[2]))
+            for c in a.combos.split(",")]
+        i0, parts = (int(v) for v in a.part.split("/"))
+        cells = [(c + (cov,), m) for m in a.methods.split(",") for c in combos
+                 for cov in COVARIATES][i0 - 1::parts]
         for i, (cell, method) in enumerate(cells, 1):
             t0 = time.perf_counter()
             tasks = [(cell, method, r) for r in range(a.reps)]
@@ -151,9 +188,9 @@ def main(argv=None) -> None:
                   f"index~{g['index'].median():9.0f} coverage(open gate) {np.nanmean(h):.3f} "
                   f"{time.perf_counter() - t0:6.1f}s [{i}/{len(cells)}]", flush=True)
             pd.DataFrame(rows).to_csv(a.raw, index=False)
-    raw = pd.read_csv(a.raw)
-    summarise(raw).to_csv(RES / "coverage_gate.csv", index=False)
-    print(f"wrote {RES / 'coverage_gate.csv'}")
+    raw = pd.concat([pd.read_csv(f) for f in a.raw.split(",")], ignore_index=True)
+    summarise(raw).to_csv(a.table, index=False)
+    print(f"wrote {a.table}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ def _bootstrap_only(monkeypatch):
     for kind in ("adassp", "bas"):
         monkeypatch.setitem(gate.THRESHOLDS, kind, 0.0)
         monkeypatch.setitem(gate.INFLATION, kind, 1.0)
+        monkeypatch.setitem(gate.INFLATION_FLOOR, kind, 1.0)
 BOUNDS = {"x": (-4.0, 4.0), "y": (-12.0, 12.0)}
 
 

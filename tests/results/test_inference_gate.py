@@ -105,3 +105,45 @@ def test_broken_gate_is_caught_at_n_2000(monkeypatch):
     monkeypatch.setitem(gate.THRESHOLDS, "bas", 0.0)
     share, cover = _coverage(120)
     assert share > 0.9 and cover < 0.8, (share, cover)
+
+
+def test_inflation_is_measured_and_never_rises_with_n_eps():
+    """BAS's inflation: ``INFLATION`` at the release threshold, ``INFLATION_FLOOR`` from
+    ``INFLATION_FULL`` on, never rising with rows or eps, and below the old fixed-seed 1.1
+    (which over-covered with per-fit seeds: at the lm centre one coefficient at 0.982-0.987;
+    at the threshold's cells up to 0.987-1.000)."""
+    t, full = gate.THRESHOLDS["bas"], gate.INFLATION_FULL["bas"]
+    assert gate.inflation("bas", t, 1.0, 6) == gate.INFLATION["bas"]
+    assert gate.inflation("bas", full, 1.0, 6) == gate.INFLATION_FLOOR["bas"]
+    grid = np.geomspace(t / 2, 10 * full, 60)
+    f = [gate.inflation("bas", n, 1.0, 6) for n in grid]
+    assert np.all(np.diff(f) <= 0) and np.max(np.abs(np.diff(f))) < 0.01     # continuous
+    assert max(f) < 1.1 and min(f) >= 1.0
+    assert gate.inflation("bas", full / 2, 2.0, 6) == gate.inflation("bas", full, 1.0, 6)
+    assert gate.inflation("bas", float("nan"), 1.0, 6) == gate.INFLATION["bas"]
+
+
+def test_a_falling_inflation_interpolates_in_log_n_eps(monkeypatch):
+    """With ends 1.1 and 1.05 (a fall measured later is a change of constants) the factor is
+    1.1 at the threshold, 1.05 from ``INFLATION_FULL``, in between linear in log(n*eps)."""
+    monkeypatch.setitem(gate.INFLATION, "bas", 1.1)
+    monkeypatch.setitem(gate.INFLATION_FULL, "bas", 4 * gate.THRESHOLDS["bas"])
+    t = gate.THRESHOLDS["bas"]
+    assert gate.inflation("bas", t, 1.0, 6) == 1.1
+    assert gate.inflation("bas", 4 * t, 1.0, 6) == gate.INFLATION_FLOOR["bas"]
+    assert gate.inflation("bas", 2 * t, 1.0, 6) == pytest.approx(
+        (1.1 + gate.INFLATION_FLOOR["bas"]) / 2)
+
+
+@pytest.mark.parametrize("n_hat", [gate.THRESHOLDS["bas"] * 1.01, 30_000.0, 200_000.0])
+def test_released_standard_errors_are_the_bootstrap_times_the_inflation(n_hat, monkeypatch):
+    """The released standard errors are the bootstrap's times ``gate.inflation`` at the fit's
+    released n_hat (same released statistics, inflation switched off for the reference)."""
+    se = np.sqrt(np.diag(_ssp(n_hat, np.random.default_rng(5)).cov))
+    monkeypatch.setitem(gate.INFLATION, "bas", 1.0)
+    monkeypatch.setitem(gate.INFLATION_FLOOR, "bas", 1.0)
+    base = np.sqrt(np.diag(_ssp(n_hat, np.random.default_rng(5)).cov))
+    monkeypatch.undo()
+    np.testing.assert_allclose(se / base, gate.inflation("bas", n_hat, 1.0, 3), rtol=1e-12)
+    if n_hat >= gate.INFLATION_FULL["bas"]:
+        np.testing.assert_allclose(se / base, gate.INFLATION_FLOOR["bas"], rtol=1e-12)

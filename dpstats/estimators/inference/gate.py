@@ -28,6 +28,17 @@ simulated (50,000: 0.968-0.975 with inflation 1.2), threshold 47,500; without in
 under-covered there too. Nothing beyond the simulated range is certified except by
 ``benchmarks/interval_coverage.py`` (n = 200,000).
 
+**BAS's inflation is 1.05 (issue 16, session 14).** The 1.1 was measured when the bootstrap's
+draws had fixed seeds. With per-fit seeds (``ssp.draw_seeds``) the same fits' intervals
+(``benchmarks/bas_inflation.py`` on ``interval_coverage.py --raw`` fits at n*eps 20,000 and
+80,000; ``interval_gate.py --combos`` at 8,000-16,000, Gaussian and skewed covariates, p 1-10)
+covered 0.952-0.972 per cell at 1.05 and 0.961-0.983 at 1.1, whose best coefficient reached
+0.987-1.000 at the threshold's cells: nothing needs 1.1 any more, at the threshold or above.
+:func:`inflation` (a function of released ``n_hat`` and public values) falls linearly in
+``log(n*eps)`` from ``INFLATION`` at the threshold to ``INFLATION_FLOOR`` at
+``INFLATION_FULL``; for BAS both are 1.05 (a constant). AdaSSP's stays 1.2 (not re-derived).
+Figures: docs/design-notes.md.
+
 **AdaSSP's threshold rose to 390,000 (issue 16, session 9).** The derivation above had
 Gaussian errors. AdaSSP releases ``X'y`` of the label clipped to its private range, and a
 long error tail (heteroscedastic or t(3) errors) loses its extreme rows to that clip: the
@@ -48,7 +59,8 @@ import math
 
 import numpy as np
 
-__all__ = ["THRESHOLDS", "FORM", "INFLATION", "gate_index", "method_index", "passes",
+__all__ = ["THRESHOLDS", "FORM", "INFLATION", "INFLATION_FLOOR", "INFLATION_FULL", "inflation",
+           "gate_index", "method_index", "passes",
            "gate_reason", "GATED", "TUKEY_THRESHOLD", "tukey_index", "tukey_passes",
            "tukey_gate_reason"]
 
@@ -56,8 +68,16 @@ __all__ = ["THRESHOLDS", "FORM", "INFLATION", "gate_index", "method_index", "pas
 THRESHOLDS = {"adassp": 390_000.0, "bas": 11_875.0}
 #: The method's index is ``n_hat * eps**a / k**b`` with ``(a, b) = FORM[kind]``.
 FORM = {"adassp": (1, 0), "bas": (1, 0)}
-#: Factor on the bootstrap standard errors of released intervals (measured, see module doc).
-INFLATION = {"adassp": 1.2, "bas": 1.1}
+#: Factor on the bootstrap standard errors of released intervals at the release threshold
+#: (measured, see module doc) ...
+INFLATION = {"adassp": 1.2, "bas": 1.05}
+#: ... falling (linearly in ``log(index)``) to ``INFLATION_FLOOR[kind]`` at the index
+#: ``INFLATION_FULL[kind]`` and above (:func:`inflation`).
+INFLATION_FLOOR = {"adassp": 1.2, "bas": 1.05}
+#: (Both ends 1.05 for BAS since session 14: with per-fit seeds 1.05 covered from n*eps 8,000
+#: to 80,000, the threshold's cells included; 1.1 over-covered there. Kept so that a fall
+#: measured later is a change of constants.)
+INFLATION_FULL = {"adassp": THRESHOLDS["adassp"], "bas": 20_000.0}
 #: Prefix of ``Inference.method`` for a fit whose intervals the gate withheld.
 GATED = "gated: "
 
@@ -83,6 +103,27 @@ def method_index(kind: str, n_hat, eps, k):
     a, b = FORM[kind]
     return np.asarray(n_hat, dtype=float) * np.asarray(eps, dtype=float) ** a / (
         np.asarray(k, dtype=float) ** b)
+
+
+def inflation(kind: str, n_hat, eps, k) -> float:
+    """The factor on a released fit's bootstrap standard errors: ``INFLATION[kind]`` at (and
+    below) the release threshold, ``INFLATION_FLOOR[kind]`` from the index
+    ``INFLATION_FULL[kind]`` on, linear in the log of :func:`method_index` between. A function
+    of the released ``n_hat`` and public ``eps``, ``k`` only (post-processing).
+
+    >>> inflation("bas", 11_875.0, 1.0, 6), inflation("bas", 1e6, 1.0, 6)
+    (1.05, 1.05)
+    >>> inflation("adassp", 4e5, 1.0, 6)
+    1.2
+    """
+    hi, lo = float(INFLATION[kind]), float(INFLATION_FLOOR[kind])
+    t, full = max(float(THRESHOLDS[kind]), 1.0), float(INFLATION_FULL[kind])
+    idx = float(method_index(kind, n_hat, eps, k))
+    if hi == lo or not (math.isfinite(idx) and math.isfinite(t)) or idx <= t or full <= t:
+        return hi
+    if idx >= full:
+        return lo
+    return hi + (lo - hi) * math.log(idx / t) / math.log(full / t)
 
 
 def passes(kind: str, n_hat: float, eps: float, k: int) -> bool:

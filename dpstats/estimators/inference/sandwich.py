@@ -19,7 +19,9 @@ entry, so each draw's meat is rescaled by the ratio of the released RSS to the m
 intercept entry (``x_0^2 sum q_i``; both count the same residuals, the RSS clipped only at 1),
 kept in ``[1, MAX_RESCALE]``. The meat's Gaussian noise is propagated: every bootstrap draw
 uses ``S_b = psd(S~ - sigma E_b)`` (a fresh symmetric noise of the release's scale; negative
-eigenvalues set to 0).
+eigenvalues set to 0). Its draws are seeded by :func:`meat_seed`, a function of the released
+meat and fit (different fits, independent draws; a fixed seed reused the same ``E_b`` in every
+fit).
 
 Measured (benchmarks/interval_coverage.py, arms ``*:HC1``): see docs/design-notes.md.
 """
@@ -29,11 +31,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...mechanisms.meat import meat_sigma, release_meat
-from ...mechanisms.simulation import simulation_noise
+from ...mechanisms.simulation import released_seed, simulation_noise
 from .simulate import symmetric_noise
 
 __all__ = ["COV_TYPES", "HC_SHARE", "BOUND_FACTOR", "release_sandwich", "meat_factors",
-           "COVERS_HC"]
+           "meat_seed", "MEAT_SALT", "COVERS_HC"]
 
 #: Covariance types (statsmodels vocabulary): "nonrobust" (default) or "HC1" (sandwich).
 COV_TYPES = ("nonrobust", "HC1")
@@ -45,6 +47,9 @@ BOUND_FACTOR = 10.0
 BOUND_FLOOR = 1e-4
 #: Largest rescaling of the meat by the released RSS (see the module docstring).
 MAX_RESCALE = 4.0
+#: Salt of the meat draws' seed (:func:`meat_seed`; the other bootstrap salts are
+#: :data:`~dpstats.estimators.inference.ssp.SEED_SALTS`).
+MEAT_SALT = 1603
 COVERS_HC = ("with heteroscedasticity-robust (HC1 sandwich) sampling error from a private "
              "meat matrix")
 
@@ -81,20 +86,34 @@ def release_sandwich(X: np.ndarray, y: np.ndarray, theta: np.ndarray, *, gram: n
     return {"meat": meat, "sigma": meat_sigma(bound, eps, delta), "bound": bound}
 
 
+def meat_seed(meat: np.ndarray, *released) -> int:
+    """Seed of the meat's noise draws: :func:`~dpstats.mechanisms.simulation.released_seed`
+    of the released meat and the fit's other released values ``released`` (its Gram matrix,
+    coefficients, RSS), salted by :data:`MEAT_SALT`, rounded to 6 significant digits (a dask
+    fit's releases equal the in-memory fit's to ~1e-12). Released values only:
+    post-processing.
+
+    >>> S = np.diag([2.0, 1.0])
+    >>> meat_seed(S, 3.0) == meat_seed(S * (1 + 1e-13), 3.0), meat_seed(S, 3.0) == meat_seed(S, 3.1)
+    (True, False)
+    """
+    return released_seed(meat, *released, salt=MEAT_SALT)
+
+
 def meat_factors(released: dict, rss_draws: np.ndarray, x0sq: float, icol: int,
-                 hc1: float) -> np.ndarray:
+                 hc1: float, *, seed: int) -> np.ndarray:
     """``(B, p, p)`` factors ``L_b`` with ``L_b L_b' = S_b``: plausible meats given the
     released one (noise propagated, PSD, rescaled by the RSS draws ``rss_draws``, times the
-    HC1 factor ``hc1``).
+    HC1 factor ``hc1``); ``seed`` of the meat's noise draws (:func:`meat_seed`).
 
     >>> rel = {"meat": np.diag([2.0, 1.0]), "sigma": 1e-9}
-    >>> L = meat_factors(rel, np.full(3, 2.0), 1.0, 0, 1.0)
+    >>> L = meat_factors(rel, np.full(3, 2.0), 1.0, 0, 1.0, seed=meat_seed(rel["meat"]))
     >>> (np.round(L[0] @ L[0].T, 6) + 0.0).tolist()
     [[2.0, 0.0], [0.0, 1.0]]
     """
     S, sigma = released["meat"], float(released["sigma"])
     p, B = S.shape[0], rss_draws.shape[0]
-    tri = simulation_noise({"meat": (B, p * (p + 1) // 2)}, seed=11)["meat"]
+    tri = simulation_noise({"meat": (B, p * (p + 1) // 2)}, seed=seed)["meat"]
     Sb = S[None] - sigma * symmetric_noise(tri, p)
     w, V = np.linalg.eigh(Sb)
     w = np.maximum(w, 0.0)

@@ -38,7 +38,7 @@ from ...mechanisms.additive import laplace
 from ...mechanisms.simulation import released_seed, simulation_noise
 from ..outcome import Inference
 from . import gate
-from .sandwich import meat_factors, release_sandwich
+from .sandwich import meat_factors, meat_seed, release_sandwich
 from .simulate import adassp_draws, bas_draws, plugin_gram
 
 __all__ = ["release_rss", "ssp_inference", "fit_statistics", "affine_matrix",
@@ -77,8 +77,8 @@ _COVERS_UNCLIPPED = ("the model's least-squares coefficients given the design an
 COVERS_BAS = (_COVERS_UNCLIPPED + ". The sampling part assumes constant error variance "
               "(cov_type='HC1' gives a private sandwich); measured coverage with "
               "heteroscedastic errors (sd 0.5 + |x1|, n = 20,000, eps = 1, 500 replications, "
-              "benchmarks/interval_coverage.py): 0.962 overall, 0.932 for the worst "
-              "coefficient")
+              "benchmarks/interval_coverage.py, inflation 1.05): 0.957 overall, 0.920 for "
+              "the worst coefficient")
 COVERS_BAS_HC = (_COVERS_UNCLIPPED + ", with heteroscedasticity-robust sampling error (HC1 "
                  "sandwich from a private meat matrix)")
 #: What an AdaSSP interval covers (the clipped problem's coefficients), and how far from the
@@ -248,6 +248,15 @@ def _covariance(D: np.ndarray, se: np.ndarray | None = None) -> np.ndarray:
     return se[:, None] * C * se[None, :]
 
 
+def _falling(kind: str) -> str:
+    """How the inflation falls with n*eps (empty when it is constant)."""
+    hi, lo = gate.INFLATION[kind], gate.INFLATION_FLOOR[kind]
+    if hi == lo or gate.INFLATION_FULL[kind] <= gate.THRESHOLDS[kind]:
+        return ""
+    return (f", {hi:g} at the release threshold falling to {lo:g} at n*eps >= "
+            f"{gate.INFLATION_FULL[kind]:,.0f}")
+
+
 def fit_statistics(gram_noisy: np.ndarray, theta: np.ndarray, rss_noisy: float,
                    icol: int | None, n_hat: float, y_half: float) -> dict:
     """Residual standard error (original scale) and R^2 from released values only.
@@ -313,7 +322,7 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     ``n_hat * eps / p >= gate.THRESHOLDS[kind]`` (``eps = eps_inf / share``, the fit's eps;
     ``p`` fitted columns), a function of released and public values; below it the result is
     ``method = gate.GATED + reason`` with NaN covariance. Released standard errors are the
-    bootstrap's times ``gate.INFLATION[kind]`` (a measured, public constant). The residual
+    bootstrap's times ``gate.inflation(kind, n_hat, eps, p)`` (measured). The residual
     standard error and R^2 (:func:`fit_statistics`) are given whenever the RSS is released.
     """
     p = theta.size
@@ -334,8 +343,9 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
                          reference="", share=share, covers="", **fit_stats)
     seeds = draw_seeds(gram_noisy, theta, rss_noisy, xty)
     sigma2 = _sigma2_draws(rss_noisy, eps_inf, dof, draws, seeds[0])
-    sampling = sigma2 if meat is None else meat_factors(
-        meat, sigma2 * dof, x0sq, icol, n_hat / dof)
+    sampling = sigma2 if meat is None else meat_factors(meat, sigma2 * dof, x0sq, icol, n_hat
+                                                        / dof, seed=meat_seed(meat["meat"],
+                                                        gram_noisy, theta, rss_noisy))
     G = plugin_gram(gram_noisy, max(noise["sigma_gram"], 1e-12 * abs(np.trace(gram_noisy))))
     fn = adassp_draws if kind == "adassp" else bas_draws
     try:
@@ -344,10 +354,9 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
     except np.linalg.LinAlgError:
         return nan
     D = (thetas - beta) @ M.T
-    cov = _covariance(D) * gate.INFLATION[kind] ** 2
+    cov = _covariance(D) * (infl := gate.inflation(kind, n_hat, eps, p)) ** 2
     bad = [j for j in unusable] + list(np.flatnonzero(~np.isfinite(np.diag(cov))))
-    cov[bad, :] = np.nan
-    cov[:, bad] = np.nan
+    cov[bad, :], cov[:, bad] = np.nan, np.nan
     label = "AdaSSP" if kind == "adassp" else "Boosted AdaSSP"
     term = ("sampling error from a private residual sum of squares" if meat is None else
             "heteroscedasticity-robust (HC1) sampling error from a private sandwich meat")
@@ -355,8 +364,8 @@ def ssp_inference(kind: str, *, rss_noisy: float, eps_inf: float, share: float,
         cov=cov, share=share, reference=REFERENCE + ("" if meat is None else "; White (1980)"),
         covers=_covers(meat is None, residuals == "unclipped", kind),
         method=(f"parametric bootstrap ({draws} draws) of the released {label} statistics "
-                f"with fresh privacy noise, plus {term}, times {gate.INFLATION[kind]:g} (a "
-                f"measured inflation); released because the release gate passed (n*eps \u2248 "
-                f"{float(gate.method_index(kind, n_hat, eps, p)):,.0f} >= "
+                f"with fresh privacy noise, plus {term}, times {infl:.3g} (a measured "
+                f"inflation{_falling(kind)}); released because the release gate passed "
+                f"(n*eps \u2248 {float(gate.method_index(kind, n_hat, eps, p)):,.0f} >= "
                 f"{gate.THRESHOLDS[kind]:,.0f}, below which simulated intervals did not "
                 f"cover: benchmarks/interval_gate.py)"), cov_type=cov_type, **fit_stats)
