@@ -24,7 +24,7 @@ relative to ``sym`` and the mean and sd of ``z = (centre - truth) / se``:
 
     nice -n 10 python benchmarks/dpgd_interval_variants.py --method glm-dpgd --cells 0 \\
         --reps 200 [--save FILE.pkl]
-    python benchmarks/dpgd_interval_variants.py --from FILE.pkl
+    python benchmarks/dpgd_interval_variants.py --from FILE.pkl [--path on|off]
 
 (``--cells``: indices into ``glm_coverage.CELLS``: 0 centre, 2 n = 100,000, 3 p = 1,
 5 eps 0.5, 6 eps 4.) Reads no real data; the simulated data come from
@@ -90,10 +90,19 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
         D._gd_model, D.fitted_map = real_model, real_map
 
 
+def _model(f: dict, **extra):
+    """``D._gd_model`` of a recorded fit (cached per fit: the path model takes a second)."""
+    Cs, theta, sigma2, kw = f["model"]
+    key = (tuple(sorted({**kw, **extra}.items())),)
+    if f.get("_key") != key:
+        f["_key"], f["_val"] = key, D._gd_model(Cs, theta, sigma2, **{**kw, **extra})
+    return f["_val"]
+
+
 def interval(f: dict, variant: str) -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)`` of the error ``params - truth`` under ``variant``."""
     Cs, theta, sigma2, kw = f["model"]
-    bias, cov, _ = D._gd_model(Cs, theta, sigma2, **kw)
+    bias, cov, _ = _model(f)
     if variant == "adopted":
         logistic = kw.get("corrected", False)          # the logistic loss's model
         variant = "mean+J" if logistic and D.plugin_stable(bias) else "sym"
@@ -102,7 +111,8 @@ def interval(f: dict, variant: str) -> tuple[np.ndarray, np.ndarray]:
         se = np.sqrt(np.diag(mixture_covariance(bias, cov, f["M"], np.zeros(q))))
         return -Z95 * se, Z95 * se
     if variant in ("basic+J", "mean+J"):
-        cov = D._gd_model(Cs, theta, sigma2, **{**kw, "replug": True})[1]
+        cov = D._gd_model(Cs, theta, sigma2, **{**kw, "replug": True, "path": None,
+                                                "corrected": False})[1]
     cov_c, centre = centred_mixture_covariance(bias, cov, f["M"], np.zeros(q),
                                                basic=variant != "mean+J")
     se = np.sqrt(np.diag(cov_c))
@@ -126,11 +136,11 @@ def evaluate(fits: list[dict]) -> None:
               f"{np.round(width / base, 2).tolist()}  mean z {np.round(z.mean(0), 2).tolist()}"
               f"  sd z {np.round(z.std(0), 2).tolist()}", flush=True)
     err = np.array([f["est"] - f["beta"] for f in fits])
-    plug = np.array([D._gd_model(*f["model"][:3], **f["model"][3])[0].mean(axis=0) @ f["M"].T
+    plug = np.array([_model(f)[0].mean(axis=0) @ f["M"].T
                      / f["model"][3].get("bias_scale", 1.0) for f in fits])
     print(f"  realised mean error / the plug-in's mean (unscaled) per coefficient "
           f"{np.round(err.mean(0) / plug.mean(0), 3).tolist()}")
-    stable = np.mean([D.plugin_stable(D._gd_model(*f["model"][:3], **f["model"][3])[0])
+    stable = np.mean([D.plugin_stable(_model(f)[0])
                       for f in fits])
     same = np.mean([np.allclose(np.array(interval(f, "adopted")).T,
                                 (f["est"][:, None] - f["ci"])[:, ::-1]) for f in fits])
@@ -148,6 +158,9 @@ def main(argv=None) -> int:
     ap.add_argument("--from", dest="src", help="evaluate fits saved by --save")
     ap.add_argument("--bias-scale", type=float, default=None,
                     help="with --from: rebuild with this BIAS_SCALE (a sensitivity check)")
+    ap.add_argument("--path", choices=("on", "off"), default=None,
+                    help="with --from: rebuild the logistic bias along the path's curvature "
+                         "(inference.dpgd_path, scale 1) or linearised (BIAS_SCALE)")
     a = ap.parse_args(argv)
     t0 = time.time()
     if a.src:
@@ -155,6 +168,10 @@ def main(argv=None) -> int:
             print(f"cell {i}: {len(fits)} fits with intervals")
             for f in fits if a.bias_scale is not None else ():
                 f["model"][3]["bias_scale"] = a.bias_scale
+            for f in fits if a.path else ():
+                on = a.path == "on" and f["model"][3].get("corrected", False)
+                f["model"][3].update(path=f["model"][0].shape[1] - 1 if on else None,
+                                     bias_scale=1.0 if on else D.BIAS_SCALE["logistic"])
             evaluate(fits)
         return 0
     saved = {}
