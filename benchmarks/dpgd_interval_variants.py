@@ -18,7 +18,9 @@ relative to ``sym`` and the mean and sd of ``z = (centre - truth) / se``:
   privacy noise, ``replug``; squared loss: as ``basic``, which has it already);
 * ``mean+J``: centred at the mixture's mean (the bootstrap-corrected plug-in's mean) with
   the symmetric 95% half-width of the mixture about it, the ``basic+J`` spread;
-* ``adopted``: ``mean+J`` where the logistic plug-ins are stable (``plugin_stable``), else
+* ``two+J``: ``mean+J`` over the mixture of the linearised (``BIAS_SCALE``) and the path
+  model's (``inference.dpgd_path``) plug-ins in equal weight (logistic);
+* ``adopted``: ``two+J`` where the logistic plug-ins are stable (``plugin_stable``), else
   (and for the squared loss) ``sym``:
   the code's rule (checked against the released intervals: ``code`` column).
 
@@ -52,7 +54,7 @@ from dpstats.estimators.inference.mixture import (  # noqa: E402
     mixture_covariance,
 )
 
-VARIANTS = ("sym", "basic", "basic+J", "mean+J", "adopted")
+VARIANTS = ("sym", "basic", "basic+J", "mean+J", "two+J", "adopted")
 
 
 def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
@@ -93,19 +95,33 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
 def _model(f: dict, **extra):
     """``D._gd_model`` of a recorded fit (cached per fit: the path model takes a second)."""
     Cs, theta, sigma2, kw = f["model"]
-    key = (tuple(sorted({**kw, **extra}.items())),)
-    if f.get("_key") != key:
-        f["_key"], f["_val"] = key, D._gd_model(Cs, theta, sigma2, **{**kw, **extra})
-    return f["_val"]
+    key, cache = tuple(sorted({**kw, **extra}.items())), f.setdefault("_cache", {})
+    if key not in cache:
+        cache[key] = D._gd_model(Cs, theta, sigma2, **{**kw, **extra})
+    return cache[key]
 
 
 def interval(f: dict, variant: str) -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)`` of the error ``params - truth`` under ``variant``."""
     Cs, theta, sigma2, kw = f["model"]
     bias, cov, _ = _model(f)
+    logistic = kw.get("corrected", False)          # the logistic loss's model
     if variant == "adopted":
-        logistic = kw.get("corrected", False)          # the logistic loss's model
-        variant = "mean+J" if logistic and D.plugin_stable(bias) else "sym"
+        variant = "two+J" if logistic and D.plugin_stable(bias) else "sym"
+    if variant == "two+J":       # the linearised and the path plug-ins in equal weight
+        if not logistic:
+            variant = "sym"
+        else:
+            bp = _model(f, path=Cs.shape[1] - 1, bias_scale=1.0)[0]
+            if D.plugin_stable(bp):
+                bias = np.r_[bias, bp]
+                cov = D._gd_model(Cs, theta, sigma2, **{**kw, "replug": True, "path": None,
+                                                        "corrected": False})[1]
+                cov_c, centre = centred_mixture_covariance(bias, np.r_[cov, cov], f["M"],
+                                                           np.zeros(f["M"].shape[0]))
+                se = np.sqrt(np.diag(cov_c))
+                return centre - Z95 * se, centre + Z95 * se
+            variant = "mean+J"
     q = f["M"].shape[0]
     if variant == "sym":
         se = np.sqrt(np.diag(mixture_covariance(bias, cov, f["M"], np.zeros(q))))
@@ -158,6 +174,7 @@ def main(argv=None) -> int:
     ap.add_argument("--from", dest="src", help="evaluate fits saved by --save")
     ap.add_argument("--bias-scale", type=float, default=None,
                     help="with --from: rebuild with this BIAS_SCALE (a sensitivity check)")
+    ap.add_argument("--only", help="with --from: evaluate only these cells")
     ap.add_argument("--path", choices=("on", "off"), default=None,
                     help="with --from: rebuild the logistic bias along the path's curvature "
                          "(inference.dpgd_path, scale 1) or linearised (BIAS_SCALE)")
@@ -165,6 +182,8 @@ def main(argv=None) -> int:
     t0 = time.time()
     if a.src:
         for i, fits in pickle.load(open(a.src, "rb")).items():
+            if a.only is not None and str(i) not in a.only.split(","):
+                continue
             print(f"cell {i}: {len(fits)} fits with intervals")
             for f in fits if a.bias_scale is not None else ():
                 f["model"][3]["bias_scale"] = a.bias_scale

@@ -78,12 +78,14 @@ def test_without_an_intercept_the_bias_is_the_linearised_one():
     assert np.allclose(b, lin)
 
 
-def test_a_logistic_fit_uses_the_path_model(monkeypatch):
-    seen = []
-    real = inf_dpgd._gd_model
+def _fit(monkeypatch, centre: bool):
+    """A dp_glm DP-GD fit, ``CENTRE`` set to ``centre``; the ``path`` argument of every
+    ``_gd_model`` call."""
+    monkeypatch.setitem(inf_dpgd.CENTRE, "logistic", centre)
+    seen, real = [], inf_dpgd._gd_model
 
     def spy(*a, **kw):
-        seen.append((kw.get("path"), kw.get("bias_scale")))
+        seen.append(kw.get("path"))
         return real(*a, **kw)
 
     monkeypatch.setattr(inf_dpgd, "_gd_model", spy)
@@ -92,5 +94,34 @@ def test_a_logistic_fit_uses_the_path_model(monkeypatch):
     y = (rng.uniform(size=x.size) < 1 / (1 + np.exp(0.5 - x))).astype(float)
     fit = dp.dp_glm("y ~ x", pd.DataFrame({"x": x, "y": y}), eps=1.0, method="dpgd",
                     select=None, random_state=2)
-    assert np.isfinite(fit.bse).all()
-    assert seen[0] == (1, 1.0)                 # the intercept is last of the kept columns
+    return fit, seen
+
+
+def test_the_centred_logistic_interval_mixes_in_the_path_models_bias(monkeypatch):
+    fit, seen = _fit(monkeypatch, True)
+    assert np.isfinite(fit.bse).all() and fit.inference.bias is not None
+    assert 1 in seen                   # the path model, the intercept last of the kept columns
+
+
+def test_the_symmetric_default_does_not_use_the_path_model(monkeypatch):
+    fit, seen = _fit(monkeypatch, False)
+    assert fit.inference.bias is None and set(seen) == {None}
+
+
+def test_centred_model_stacks_the_two_bias_models():
+    t0, t, C, n = _descent(4)
+    Cs, _ = inf_dpgd.plausible_curvatures(C, 1.0)
+    kw = dict(lr=LR, sigma_g=20.0, T=T, n_hat=float(n))
+    sig2 = np.ones(len(Cs))
+    lin = inf_dpgd._gd_model(Cs, t, sig2, **kw, bias_scale=inf_dpgd.BIAS_SCALE["logistic"],
+                             corrected=True)[0]
+    bias, cov = inf_dpgd._centred_model(Cs, t, sig2, lin, kw, "logistic", len(t) - 1)
+    K = len(Cs)
+    assert bias.shape == (2 * K, len(t)) and cov.shape == (2 * K, len(t), len(t))
+    assert np.allclose(bias[:K], lin)
+    # the path plug-ins are smaller: the linearised bias over-states the descent's
+    big = np.abs(t - t0) > 0.1
+    assert np.all(np.abs(bias[K:].mean(0)[big]) < np.abs(lin.mean(0)[big]))
+    assert np.all(np.abs(bias[K:].mean(0)[big] / (t - t0)[big] - 1.0) < 0.1)
+    one, _ = inf_dpgd._centred_model(Cs, t, sig2, lin, kw, "logistic", None)
+    assert one.shape == (K, len(t))

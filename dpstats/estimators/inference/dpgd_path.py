@@ -4,24 +4,32 @@ The linearised bias ``-A^T t_0`` (:func:`dpstats.estimators.inference.dpgd._desc
 contracts with the curvature at the end point ``C = C(t_0)``, but the logistic descent runs
 from 0, where every row's weight ``w = s (1 - s)`` is 1/4, its largest; along the path the
 curvature is larger and the descent contracts faster, so the linearised bias is too large
-(it was scaled by a constant ``BIAS_SCALE`` = 0.92 before). At the minimiser ``t_0`` of the sum
+(it is scaled by a constant ``BIAS_SCALE`` = 0.92). At the minimiser ``t_0`` of the sum
 loss the gradient is ``g(t) = sum_i (s(u_i't) - s(u_i't_0)) u_i`` exactly (the score vanishes
 at ``t_0``), so with ``e = t - t_0``
 
     ``g(t) = [int_0^1 C(t_0 + r e) dr] e``.
 
-**Model** (released values only: the released curvature ``C``, coefficients ``t_T``, the
-count ``n_hat``, ``lr`` and ``T``; post-processing, nothing is released or charged). The
-curvature along the path is the end point's scaled by the rows' mean weight,
-``C(t) = rho(t) C``, with ``rho(t) = E w(u't) / E w(u't_0)``, ``u't`` normal with the rows'
-mean and covariance read from ``C`` (the intercept's column gives the weighted mean of the
-rows, ``C / sum w`` their weighted second moment) and the variance of ``u't_0`` rescaled so
-that ``E w(u't_0)`` is the released mean weight ``C_ii / (c^2 n_hat)`` (``c`` the intercept
-column's constant value). Expectations by Gauss-Hermite quadrature, the segment integral by
-Gauss-Legendre. The noise-free descent ``e <- e - (lr / n_hat) rho_bar(e) C e`` from
-``e = -t_0`` is run for ``T`` steps, and ``t_0`` solved from ``t_T = t_0 + e_T(t_0)`` by
-fixed-point iteration from the linear plug-in. Without an intercept the linearised bias is
-returned unscaled by the path (``rho`` needs the rows' mean weight).
+**Model** (released values only: the curvature ``C`` released at ``t_T``, the released
+``t_T``, the count ``n_hat``, ``lr`` and ``T``; post-processing, nothing is released or
+charged). The rows are taken as Gaussian, ``u ~ N(m, S)`` (the intercept's entry the constant
+``c``), with ``m`` and ``S`` solved from ``C / n_hat = E w(u't_T) u u'`` by Stein's identities
+(``E f(u't) u u' = E f (S + m m') + E f' (S t m' + m t' S) + E f'' S t t' S``; fixed-point
+iteration from the ``w``-weighted moments; expectations of ``u't ~ N(m't, t'St)`` by
+Gauss-Hermite quadrature). Their mean gradient is ``E s(u't) u = E s m + E w S t``, so the
+noise-free descent ``t <- t - lr (E s(u't) u - E s(u't_0) u)`` from 0 is run for ``T``
+steps and ``t_0`` solved from ``t_T`` by Newton steps with the linear Jacobian ``I - A^T``; the
+bias is ``t_T - t_0``. Per plausible curvature ``C_k`` the step is multiplied by
+``C_k C_bar^-1`` (its Jacobian at ``t_0`` is then ``C_k``'s); a curvature whose run does not
+stay finite, or a mean curvature whose ``S`` is not positive semi-definite, keeps the
+linearised bias, as does a fit without an intercept (``icol`` None).
+
+Measured (``benchmarks/dpgd_path_bias.py``): at the noise-free end point and its exact
+curvature the model's bias is 0.997-1.000 of the noise-free descent's at glm_coverage's centre
+(eps 1) and eps 4 cells, where the linearised one is 1.46-1.52x it (true / lin 0.66-0.69);
+the gradient noise leaves the descent's mean bias unchanged (300 noisy runs at eps 1's
+sigma: within 0.3%), and the model from each noisy ``t_T`` with its exact curvature is
+unbiased (1.00 +- 0.005).
 """
 
 from __future__ import annotations
