@@ -144,7 +144,7 @@ TAIL_GATE = {"far": 3.0, "ratio": 2.2, "near": 0.5}
 #: coefficient fell to 0.835 (design-notes.md, "Logistic DP-GD's intervals centred"). With the
 #: path model mixed in (:data:`PATH`) the bias is removed at eps 4 (mean z -0.06 to 0.17) but
 #: the centred intervals still fell to 0.90-0.91 on 100-150 development fits (eps 1, eps 4,
-#: p = 1), to 0.930 over 500 benchmark fits at eps 4 and 0.92 over 100 at n = 1e5, where the
+#: p = 1), to 0.930 over 500 benchmark fits at eps 4 and 0.920 over 200 at n = 1e5, where the
 #: variance, not the bias, is short (design-notes.md, "DP-GD's descent bias along the path").
 CENTRE = {"logistic": False, "squared": False}
 #: How the intervals are built where the bias plug-in is stable (:func:`plugin_stable`),
