@@ -18,13 +18,15 @@ relative to ``sym`` and the mean and sd of ``z = (centre - truth) / se``:
   privacy noise, ``replug``; squared loss: as ``basic``, which has it already);
 * ``mean+J``: centred at the mixture's mean (the bootstrap-corrected plug-in's mean) with
   the symmetric 95% half-width of the mixture about it, the ``basic+J`` spread;
-* ``adopted``: ``mean+J`` where the logistic plug-ins are stable (``plugin_stable``), else
+* ``two+J``: ``mean+J`` over the mixture of the linearised (``BIAS_SCALE``) and the path
+  model's (``inference.dpgd_path``) plug-ins in equal weight (logistic);
+* ``adopted``: ``two+J`` where the logistic plug-ins are stable (``plugin_stable``), else
   (and for the squared loss) ``sym``:
   the code's rule (checked against the released intervals: ``code`` column).
 
     nice -n 10 python benchmarks/dpgd_interval_variants.py --method glm-dpgd --cells 0 \\
         --reps 200 [--save FILE.pkl]
-    python benchmarks/dpgd_interval_variants.py --from FILE.pkl
+    python benchmarks/dpgd_interval_variants.py --from FILE.pkl [--path on|off]
 
 (``--cells``: indices into ``glm_coverage.CELLS``: 0 centre, 2 n = 100,000, 3 p = 1,
 5 eps 0.5, 6 eps 4.) Reads no real data; the simulated data come from
@@ -52,7 +54,7 @@ from dpstats.estimators.inference.mixture import (  # noqa: E402
     mixture_covariance,
 )
 
-VARIANTS = ("sym", "basic", "basic+J", "mean+J", "adopted")
+VARIANTS = ("sym", "basic", "basic+J", "mean+J", "two+J", "adopted")
 
 
 def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
@@ -90,19 +92,43 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
         D._gd_model, D.fitted_map = real_model, real_map
 
 
+def _model(f: dict, **extra):
+    """``D._gd_model`` of a recorded fit (cached per fit: the path model takes a second)."""
+    Cs, theta, sigma2, kw = f["model"]
+    key, cache = tuple(sorted({**kw, **extra}.items())), f.setdefault("_cache", {})
+    if key not in cache:
+        cache[key] = D._gd_model(Cs, theta, sigma2, **{**kw, **extra})
+    return cache[key]
+
+
 def interval(f: dict, variant: str) -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)`` of the error ``params - truth`` under ``variant``."""
     Cs, theta, sigma2, kw = f["model"]
-    bias, cov, _ = D._gd_model(Cs, theta, sigma2, **kw)
+    bias, cov, _ = _model(f)
+    logistic = kw.get("corrected", False)          # the logistic loss's model
     if variant == "adopted":
-        logistic = kw.get("corrected", False)          # the logistic loss's model
-        variant = "mean+J" if logistic and D.plugin_stable(bias) else "sym"
+        variant = "two+J" if logistic and D.plugin_stable(bias) else "sym"
+    if variant == "two+J":       # the linearised and the path plug-ins in equal weight
+        if not logistic:
+            variant = "sym"
+        else:
+            bp = _model(f, path=Cs.shape[1] - 1, bias_scale=1.0)[0]
+            if D.plugin_stable(bp):
+                bias = np.r_[bias, bp]
+                cov = D._gd_model(Cs, theta, sigma2, **{**kw, "replug": True, "path": None,
+                                                        "corrected": False})[1]
+                cov_c, centre = centred_mixture_covariance(bias, np.r_[cov, cov], f["M"],
+                                                           np.zeros(f["M"].shape[0]))
+                se = np.sqrt(np.diag(cov_c))
+                return centre - Z95 * se, centre + Z95 * se
+            variant = "mean+J"
     q = f["M"].shape[0]
     if variant == "sym":
         se = np.sqrt(np.diag(mixture_covariance(bias, cov, f["M"], np.zeros(q))))
         return -Z95 * se, Z95 * se
     if variant in ("basic+J", "mean+J"):
-        cov = D._gd_model(Cs, theta, sigma2, **{**kw, "replug": True})[1]
+        cov = D._gd_model(Cs, theta, sigma2, **{**kw, "replug": True, "path": None,
+                                                "corrected": False})[1]
     cov_c, centre = centred_mixture_covariance(bias, cov, f["M"], np.zeros(q),
                                                basic=variant != "mean+J")
     se = np.sqrt(np.diag(cov_c))
@@ -126,11 +152,11 @@ def evaluate(fits: list[dict]) -> None:
               f"{np.round(width / base, 2).tolist()}  mean z {np.round(z.mean(0), 2).tolist()}"
               f"  sd z {np.round(z.std(0), 2).tolist()}", flush=True)
     err = np.array([f["est"] - f["beta"] for f in fits])
-    plug = np.array([D._gd_model(*f["model"][:3], **f["model"][3])[0].mean(axis=0) @ f["M"].T
+    plug = np.array([_model(f)[0].mean(axis=0) @ f["M"].T
                      / f["model"][3].get("bias_scale", 1.0) for f in fits])
     print(f"  realised mean error / the plug-in's mean (unscaled) per coefficient "
           f"{np.round(err.mean(0) / plug.mean(0), 3).tolist()}")
-    stable = np.mean([D.plugin_stable(D._gd_model(*f["model"][:3], **f["model"][3])[0])
+    stable = np.mean([D.plugin_stable(_model(f)[0])
                       for f in fits])
     same = np.mean([np.allclose(np.array(interval(f, "adopted")).T,
                                 (f["est"][:, None] - f["ci"])[:, ::-1]) for f in fits])
@@ -148,13 +174,23 @@ def main(argv=None) -> int:
     ap.add_argument("--from", dest="src", help="evaluate fits saved by --save")
     ap.add_argument("--bias-scale", type=float, default=None,
                     help="with --from: rebuild with this BIAS_SCALE (a sensitivity check)")
+    ap.add_argument("--only", help="with --from: evaluate only these cells")
+    ap.add_argument("--path", choices=("on", "off"), default=None,
+                    help="with --from: rebuild the logistic bias along the path's curvature "
+                         "(inference.dpgd_path, scale 1) or linearised (BIAS_SCALE)")
     a = ap.parse_args(argv)
     t0 = time.time()
     if a.src:
         for i, fits in pickle.load(open(a.src, "rb")).items():
+            if a.only is not None and str(i) not in a.only.split(","):
+                continue
             print(f"cell {i}: {len(fits)} fits with intervals")
             for f in fits if a.bias_scale is not None else ():
                 f["model"][3]["bias_scale"] = a.bias_scale
+            for f in fits if a.path else ():
+                on = a.path == "on" and f["model"][3].get("corrected", False)
+                f["model"][3].update(path=f["model"][0].shape[1] - 1 if on else None,
+                                     bias_scale=1.0 if on else D.BIAS_SCALE["logistic"])
             evaluate(fits)
         return 0
     saved = {}
