@@ -103,7 +103,7 @@ def test_choose_m_keeps_the_medians_residual_bias_in_bounds():
 
 def test_choose_m_bias_bound_grows_with_the_columns():
     """The residual median bias's slope grows about as p^(1/3) (simulated means 0.077, 0.101,
-    0.121 at 3, 6 and 11 columns, design note NN), so m_bias falls as p^(-8/9): at p = 11,
+    0.121 at 3, 6 and 11 columns, design note 67), so m_bias falls as p^(-8/9): at p = 11,
     n = 1e6 m is 4,452 (the p-free slope took 5,094, a shift of 0.49 sd); wherever the gate
     allows, the bound holds."""
     from dpstats.estimators.inference.tukey_bias import BIAS_TARGET, glm_median_bias

@@ -21,7 +21,7 @@ __all__ = ["deficient_share", "median_shift", "bias_aware_quantile", "noise_awar
 #: column), which the coordinate-wise median of m fits carries in ``sqrt(m)`` times that of
 #: its own standard deviations (:func:`glm_median_bias`). Simulated without privacy
 #: (``benchmarks/glm_tukey_median_bias.py``, k = 10.6, Gaussian columns, design notes 64 and
-#: NN): the slopes' mean 0.077, 0.101, 0.121 at 3, 6, 11 columns (se 0.02-0.03; about
+#: 67): the slopes' mean 0.077, 0.101, 0.121 at 3, 6, 11 columns (se 0.02-0.03; about
 #: ``p^(1/3)``), the largest coefficient's 0.09-0.19; coefficients twice as large 0.111;
 #: skewed and 0/1 columns below (0.02, 0.04).
 BIAS_SLOPE = 0.1
