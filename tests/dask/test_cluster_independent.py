@@ -36,15 +36,6 @@ PARTS = (1, 3, 7)
 RTOL = 1e-8
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def frame(n: int = 6000, seed: int = 1) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.uniform(-2, 2, n),

@@ -36,15 +36,6 @@ dask_run = importlib.import_module("dpstats.dask.run")      # the module, not da
 cloudpickle.register_pickle_by_value(sys.modules[__name__])   # label sources go to workers
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def frame(n: int = 6000, seed: int = 0, text: bool = False) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.uniform(-2, 2, n),

@@ -21,7 +21,6 @@ dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-import test_dask_fit  # noqa: E402
 from test_dask_fit import FixedLabels, group_passes, seed_before_count  # noqa: E402
 
 import dpstats as dp  # noqa: E402
@@ -29,8 +28,6 @@ import dpstats.dask.engine as engine  # noqa: E402
 import dpstats.dask.inference as dask_inference  # noqa: E402
 import dpstats.estimators.inference.tukey as tukey_inference  # noqa: E402
 import dpstats.estimators.tukey.linear as tukey_linear  # noqa: E402
-
-client = test_dask_fit.client
 
 
 def clean(n: int, seed: int = 0) -> pd.DataFrame:

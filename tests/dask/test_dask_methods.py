@@ -19,7 +19,6 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-import test_dask_fit  # noqa: E402
 from test_dask_fit import FixedLabels, frame  # noqa: E402
 
 import dpstats as dp  # noqa: E402
@@ -29,7 +28,6 @@ import dpstats.estimators.tukey.linear as tukey_linear  # noqa: E402
 from dpstats.errors import ValidationError  # noqa: E402
 
 #: The LocalCluster (two worker processes) of test_dask_fit, one per module.
-client = test_dask_fit.client
 FULL = os.environ.get("DPSTATS_FULL", "") == "1"
 
 

@@ -20,14 +20,12 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-import test_dask_fit  # noqa: E402
 
 import dpstats as dp  # noqa: E402
 import dpstats.dask.select as dask_select  # noqa: E402
 from dpstats.selection import run_selector  # noqa: E402
 
 #: The LocalCluster (two worker processes) of test_dask_fit, one per module.
-client = test_dask_fit.client
 FULL = os.environ.get("DPSTATS_FULL", "") == "1"
 ACTIVE = {1, 4, 6}
 N = 8000

@@ -28,15 +28,6 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])   # helpers go to th
 PART = PartitionDesign("y ~ a + b + c", "lm", ("Intercept", "a", "b", "c"))
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def data(n: int = 3000, seed: int = 3) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     df = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
