@@ -12,34 +12,15 @@ import copy
 
 import numpy as np
 import pytest
+from bas_capture import P, captured_inference
 
-from dpstats.estimators import bas
 from dpstats.estimators.inference import gate, sandwich, ssp
-
-P = 6
 
 
 @pytest.fixture(scope="module")
 def captured():
     """The released inputs of one BAS ``cov_type="HC1"`` fit's inference (n = 20,000)."""
-    rng = np.random.default_rng(23)
-    n = 20_000
-    X = np.c_[np.ones(n), rng.normal(size=(n, P - 1))]
-    y = X @ np.r_[1.0, 1.0, -0.5, 1 / 3, -0.25, 0.2] + rng.normal(size=n) * (
-        0.5 + np.abs(X[:, 1]))
-    seen = []
-    real = ssp.ssp_inference
-
-    def spy(kind, **kw):
-        seen.append((kind, copy.deepcopy(kw)))
-        return real(kind, **kw)
-    mp = pytest.MonkeyPatch()
-    mp.setattr(ssp, "ssp_inference", spy)
-    try:
-        bas.estimate(X, y, eps=1.0, delta=1e-5, rng=rng, intercept_col=0, cov_type="HC1")
-    finally:
-        mp.undo()
-    kind, kw = seen[0]
+    kind, kw = captured_inference(23, hetero=True, cov_type="HC1")
     assert kw["meat"] is not None and gate.passes(kind, kw["n_hat"], 1.0, P)
     return kind, kw
 

@@ -13,33 +13,15 @@ import copy
 
 import numpy as np
 import pytest
+from bas_capture import P, captured_inference
 
-from dpstats.estimators import bas
 from dpstats.estimators.inference import gate, ssp
-
-P = 6
 
 
 @pytest.fixture(scope="module")
 def captured():
     """The released inputs of one BAS fit's inference (p = 5 predictors, n = 20,000)."""
-    rng = np.random.default_rng(21)
-    n = 20_000
-    X = np.c_[np.ones(n), rng.normal(size=(n, P - 1))]
-    y = X @ np.r_[1.0, 1.0, -0.5, 1 / 3, -0.25, 0.2] + rng.normal(size=n)
-    seen = []
-    real = ssp.ssp_inference
-
-    def spy(kind, **kw):
-        seen.append((kind, copy.deepcopy(kw)))
-        return real(kind, **kw)
-    mp = pytest.MonkeyPatch()
-    mp.setattr(ssp, "ssp_inference", spy)
-    try:
-        bas.estimate(X, y, eps=1.0, delta=1e-5, rng=rng, intercept_col=0)
-    finally:
-        mp.undo()
-    kind, kw = seen[0]
+    kind, kw = captured_inference(21)
     assert gate.passes(kind, kw["n_hat"], 1.0, P)
     return kind, kw
 
