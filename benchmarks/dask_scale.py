@@ -19,15 +19,15 @@ the data). ``ddf.sum().compute()`` is reported beside it (``sum_seconds``, once,
 ``--no-sum`` skips it).
 
     nice -n 10 python benchmarks/dask_scale.py [--rows 1e6,1e7] [--workers 1,2] [--fits ...]
-        [--baseline DIR [--rounds 2]]
+        [--baseline DIR [--rounds 2]] [--out FILE]
 
-Writes benchmarks/results/dask_scale.csv (rows of other sizes, workers or fits already there
-are kept). ``--baseline DIR`` (a tree holding ``dpstats`` and this script, e.g. a commit
-exported with ``git archive <commit> | tar -x -C /tmp/base``): the same options run in fresh
-interpreters, the baseline's script on its code and this one on this checkout's, alternating
-which goes first over ``--rounds`` rounds on the same data (A/B in one run, under the same
-load); each prints its own table (the baseline writes its own tree's csv, this one this
-checkout's, the last round's rows kept).
+Writes benchmarks/results/dask_scale.csv, or ``--out FILE`` (rows of other sizes, workers or
+fits already there are kept). ``--baseline DIR`` (a tree holding ``dpstats`` and this script,
+e.g. a commit exported with ``git archive <commit> | tar -x -C /tmp/base``): the same options
+run in fresh interpreters, the baseline's script on its code and this one on this checkout's,
+alternating which goes first over ``--rounds`` rounds on the same data (A/B in one run, under
+the same load); each prints its own table (the baseline writes its own tree's csv, this one
+this checkout's or ``--out``, the last round's rows kept).
 """
 
 from __future__ import annotations
@@ -209,11 +209,12 @@ def ab_rounds(args) -> None:
     interpreters, each importing its own ``dpstats``), the order alternating by round."""
     import subprocess
     rest, skip = [], False
-    for a in sys.argv[1:]:                     # the options without --baseline and --rounds
-        if skip or a.split("=")[0] in ("--baseline", "--rounds"):
+    for a in sys.argv[1:]:               # the options without --baseline, --rounds and --out
+        if skip or a.split("=")[0] in ("--baseline", "--rounds", "--out"):
             skip = not skip and "=" not in a
             continue
         rest.append(a)
+    out = [f"--out={args.out}"] if args.out else []
     here = Path(__file__).resolve().parent.parent
     trees = [("baseline", Path(args.baseline).resolve()), ("this", here)]
     for r in range(args.rounds):
@@ -221,8 +222,9 @@ def ab_rounds(args) -> None:
             print(f"--- round {r + 1}: {name} ({root}), load {os.getloadavg()[0]:.1f}",
                   flush=True)
             env = {**os.environ, "PYTHONPATH": str(root)}
-            subprocess.run([sys.executable, str(root / "benchmarks" / "dask_scale.py"), *rest],
-                           env=env, check=True)
+            mine = out if name == "this" else []     # (the baseline writes its own tree's)
+            subprocess.run([sys.executable, str(root / "benchmarks" / "dask_scale.py"), *rest,
+                            *mine], env=env, check=True)
 
 
 def main() -> None:
@@ -235,6 +237,7 @@ def main() -> None:
     ap.add_argument("--no-pandas", action="store_true")
     ap.add_argument("--baseline", default=None)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", default=None, help="the CSV to write (default: dask_scale.csv)")
     args = ap.parse_args()
     if args.baseline:
         return ab_rounds(args)
@@ -252,15 +255,16 @@ def main() -> None:
         if rows <= PANDAS_MAX and not args.no_pandas:
             records += pandas_case(rows, test)
     new = pd.DataFrame(records)
-    if OUT.exists():
-        old = pd.read_csv(OUT)
+    out = Path(args.out) if args.out else OUT
+    if out.exists():
+        old = pd.read_csv(out)
         done = set(zip(new.rows, new.workers, new.engine, new.fit, strict=True))
         kept = [key not in done for key in zip(old.rows, old.workers, old.engine, old.fit,
                                                strict=True)]
         new = pd.concat([old[kept], new], ignore_index=True)
-    OUT.parent.mkdir(exist_ok=True)
-    new.to_csv(OUT, index=False)
-    print(f"wrote {OUT}")
+    out.parent.mkdir(exist_ok=True)
+    new.to_csv(out, index=False)
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

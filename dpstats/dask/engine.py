@@ -145,7 +145,7 @@ def _source():
 def guessed_models(total: dict, p: int, keep) -> np.ndarray:
     """The group models of the ``keep`` columns from a held first pass's sums of all ``p``
     columns (:mod:`.speculate`; on the worker holding them: only the models move)."""
-    return Finish(models_of, len(keep))(kept_sums(groups_of(total, final=True), p, keep))
+    return Finish(models_of, len(keep))(kept_sums(groups_of(total), p, keep))
 
 
 def held_models(total: dict, keep, m: int, seed: int, source, chains: int) -> np.ndarray:

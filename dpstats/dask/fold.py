@@ -10,16 +10,24 @@ floats are added.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._kernels.design_rows import rows_below
 from .._kernels.partition_sums import group_sums_width
 from ..mechanisms.centre import cells_from_counts
 from ..mechanisms.gdp import grid_cells
 from ..mechanisms.sampling import seeded_uniforms
-from .held import held_rows, renumbered, rows_below_q, whole_chains
+from .held import (
+    held_rows,
+    partition_sample,
+    rows_below_q,
+    sample_rows,
+    thinned,
+    whole_chains,
+)
+from .numbering import numbered_chains, placement
 from .passes import (
     RAW_MAX_ROWS,
     FirstPass,
@@ -29,7 +37,6 @@ from .passes import (
     kept_columns,
     merge,
     partition_key,
-    row_starts,
     seeded_labels,
 )
 
@@ -46,28 +53,33 @@ PIN_CHAINS = True
 #: Raise it on a larger cluster for more parallel folds: seeded fits are then comparable only
 #: with fits made at the same setting.
 FOLD_CHAINS = 2
+#: Seconds between the checks, while a placed fold runs, that its workers are still there
+#: (:func:`_placed`).
+CHECK_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
 class FusedPass:
     """:class:`FirstPass` and, in the same read of each partition, the per-group sums of all
     design columns at ``m`` models with labels from ``source(start, index, n, m, seed)``
-    (:mod:`dpstats.dask.speculate`). The global row numbers are not known during this pass
-    (it counts the rows): while a chain's subsample holds every row, the labels wait for
-    them (``"deferred"``, below), and every row of a frame of at most :data:`SAMPLE_ROWS`
-    rows gets its label from its global number, as in every later pass
-    (:func:`~dpstats.dask.numbering.row_starts`); once a subsample drops rows, the labels and
-    the subsample's uniforms are keyed by partition
-    (:func:`~dpstats.dask.numbering.partition_key`: still independent per row, but a seeded
-    fit of a larger frame then depends on the partitioning where it uses them). Run by
-    :func:`fold_frame` with :func:`fused_total` as the finish: the accumulator holds the row
-    count (and each partition's, ``"rows"``), the log-grid counts, the centre's cell-key counts
-    (added as arrays over the public keys, no distinct values merged per partition), the raw
-    distinct values while every partition is small, the subsample of :func:`thinned` and
-    ``"groups"``, one (m, K) array per worker chain. While a chain's subsample still holds every row
-    of its partitions, their group sums wait (``"deferred"``): they are taken from those rows
-    (:func:`groups_of`: the same floats) only if the guess is used, or when the subsample first
-    drops rows; so a guess that misses on a small frame costs no group sums."""
+    (:mod:`dpstats.dask.speculate`) and a Bernoulli subsample's uniforms
+    (:func:`~dpstats.mechanisms.sampling.seeded_uniforms`), both keyed by each row's global
+    design row number: :func:`fold_frame` gives each step its partition's first row
+    ``start`` from the earlier partitions' row counts, in the same graph
+    (:func:`~dpstats.dask.numbering.numbered_chains`), so every label and uniform is the
+    one every later pass and the in-memory design give that row, whatever the partitioning.
+    Privacy (as :func:`~dpstats.dask.numbering.seeded_labels`): each draw is a function of a
+    client seed and the row's number; distinct rows have distinct numbers, so the labels are
+    independent across rows and of the data, and each row is in exactly one group.
+
+    The accumulator holds the row count (and each partition's, ``"rows"``, and first row,
+    ``"starts"``), the log-grid counts, the centre's cell-key counts (added as arrays over the
+    public keys, no distinct values merged per partition), the raw distinct values while every
+    partition is small, the subsample of :func:`thinned` and ``"groups"``, one (m, K) array
+    per worker chain. While a chain's subsample still holds every row of its partitions, their
+    group sums wait (``"deferred"``): they are taken from those rows (:func:`groups_of`: the
+    same labels and floats) only if the guess is used, or when the subsample first drops
+    rows; so a guess that misses on a small frame costs no group sums."""
 
     first: FirstPass
     m: int
@@ -77,26 +89,33 @@ class FusedPass:
     #: the subsample's cap, read from :data:`SAMPLE_ROWS` where the pass is made (the client)
     cap: int = field(default_factory=lambda: SAMPLE_ROWS)
 
-    def __call__(self, acc, pdf, part: int) -> dict:
+    def prepare(self, pdf) -> tuple:
+        """The partition's design ``(X, y, index)`` (its rows are counted from it)."""
         X, y = self.first.design(pdf)
+        return X, y, pdf.index
+
+    def step(self, acc, piece: tuple, part: int, start: int) -> dict:
+        """Partition ``part``'s design ``piece`` (:meth:`prepare`), its rows numbered from
+        ``start``, added to the chain's accumulator ``acc`` (None: a new one)."""
+        X, y, index = piece
         if acc is None:
             acc = {"n": 0, "hist": None, "keys": None, "raw": [], "groups": None,
                    "deferred": None, "spec": (int(self.m), self.seed, self.source),
-                   "rows": {}, "useed": self.sample_seed,
+                   "rows": {}, "starts": {}, "useed": self.sample_seed,
                    "sample": None if self.sample_seed is None else
                    empty_sample(X.shape[1], self.cap)}
             if self.sample_seed is None:
                 acc["groups"] = np.zeros((int(self.m), group_sums_width(X.shape[1])))
             else:
                 acc["deferred"] = [[]]          # one chain, no partition yet
+        acc["rows"][int(part)], acc["starts"][int(part)] = int(X.shape[0]), int(start)
         if self.sample_seed is not None:
-            u = seeded_uniforms(self.sample_seed, partition_key(part), X.shape[0])
-            joined = thinned(acc["sample"], partition_sample(X, y, u, part, pdf.index))
+            u = seeded_uniforms(self.sample_seed, int(start), X.shape[0])
+            joined = thinned(acc["sample"], partition_sample(X, y, u, part, index))
             if acc["deferred"] is not None and joined["thr"] < 1.0:
                 acc["groups"], acc["deferred"] = groups_of(acc), None   # the rows so far
             acc["sample"] = joined
         acc["n"] += int(X.shape[0])
-        acc["rows"][int(part)] = int(X.shape[0])
         acc["hist"], keys = first_counts(X, y, acc["hist"] if acc["hist"] is not None else
                                          np.zeros((X.shape[1] + 1, grid_cells()),
                                                   dtype=np.int64),
@@ -109,10 +128,9 @@ class FusedPass:
                 acc["raw"] = mine if not acc["raw"] or mine is None else \
                     merge({"raw": acc["raw"]}, {"raw": mine})["raw"]
         if acc["deferred"] is not None:         # every row of the chain is in its sample
-            acc["deferred"][0].append((X, y, part, pdf.index))
+            acc["deferred"][0].append((X, y, part, index))
         else:
-            labels = np.asarray(self.source(partition_key(part), pdf.index, X.shape[0],
-                                            self.m, self.seed))
+            labels = np.asarray(self.source(int(start), index, X.shape[0], self.m, self.seed))
             acc["groups"] = group_sums(X, y, labels, self.m, acc["groups"])
         return acc
 
@@ -132,17 +150,14 @@ def chain_sums(pieces, m: int, seed: int, source, keep=None, starts=None) -> np.
     return acc
 
 
-def groups_of(acc: dict, final: bool = False) -> np.ndarray:
+def groups_of(acc: dict) -> np.ndarray:
     """A :class:`FusedPass` accumulator's group sums: taken in its steps, or, while its
     chains kept every row (``"deferred"``: the chains' whole partitions), summed now, chain
-    by chain and the chains added as :func:`fold_frame` adds them (:func:`pairwise`). With
-    ``final`` (the fold's total) deferred sums hold every row of the frame, and their labels
-    come from the rows' global numbers (:func:`~dpstats.dask.numbering.row_starts`); in the
-    middle of the fold they are keyed by partition."""
+    by chain and the chains added as :func:`fold_frame` adds them (:func:`pairwise`), each
+    row labelled by its global number (the partitions' ``"starts"``)."""
     if acc["deferred"] is None:
         return acc["groups"]
-    starts = row_starts(acc["rows"]) if final else None
-    return pairwise([chain_sums(chain, *acc["spec"], starts=starts)
+    return pairwise([chain_sums(chain, *acc["spec"], starts=acc["starts"])
                      for chain in acc["deferred"]], add_partials)
 
 
@@ -156,55 +171,6 @@ def empty_sample(p: int, cap: int | None = None) -> dict:
     """A subsample with no rows yet, at threshold 1 (every row below it), to hold at most
     ``cap`` rows (default :data:`SAMPLE_ROWS`)."""
     return {"pieces": [], "thr": 1.0, "p": p, "cap": cap or SAMPLE_ROWS}
-
-
-def partition_sample(X, y, u, part: int = 0, index=None) -> dict:
-    """A partition's rows as a subsample at threshold 1 (no copy: :func:`thinned` filters);
-    the partition's number and row index stay with the rows while none is dropped."""
-    return {"pieces": [(X, y, u, 1.0, part, index)], "thr": 1.0, "p": X.shape[1]}
-
-
-def thinned(a: dict, b: dict) -> dict:
-    """Two speculative subsamples (rows with their uniforms ``u`` below ``thr``) joined at
-    the smaller threshold, halved until at most ``a``'s cap (:data:`SAMPLE_ROWS`) rows
-    remain. The rows
-    below any ``q <= thr`` are then exactly the rows of the frame whose uniform is below
-    ``q``: the Bernoulli(``q``) subsample :func:`~dpstats.mechanisms.sampling.seeded_sample`
-    draws from the same seed, whatever the partitioning or the thinning. (The threshold
-    depends on the row count, but only decides whether the Tukey windows need a pass of
-    their own: the rows they read are the same either way.) The rows are kept as pieces
-    ``(X, y, u, t, part, index)`` (every ``u < t``; ``index`` None once filtered), filtered only
-    when the threshold drops below ``t`` and joined once (:func:`sample_rows`): a chain does
-    not copy its whole subsample at each partition. At threshold 1 the pieces are whole
-    partitions: every row of the frame is there."""
-    thr = min(a["thr"], b["thr"])
-    pieces = a["pieces"] + b["pieces"]
-
-    def count(t: float) -> int:
-        return sum(len(pc[2]) if pc[3] <= t else int(np.count_nonzero(pc[2] < t))
-                   for pc in pieces)
-
-    cap = a.get("cap", SAMPLE_ROWS)
-    while count(thr) > cap:
-        thr /= 2.0
-    kept = []
-    for X, y, u, tp, part, index in pieces:
-        if tp > thr:        # one pass: dpstats._kernels.design_rows.rows_below
-            X, y, u, tp, index = *rows_below(np.ascontiguousarray(X), y, u, thr), thr, None
-        if len(u) or tp == 1.0:            # whole partitions stay, even empty ones
-            kept.append((X, y, u, tp, part, index))
-    return {"pieces": kept, "thr": thr, "p": a["p"], "cap": cap}
-
-
-def sample_rows(sample: dict) -> dict:
-    """The subsample's rows joined: ``{"X", "y", "u", "thr"}``."""
-    pieces = sample["pieces"]
-    if not pieces:
-        return {"X": np.empty((0, sample["p"])), "y": np.empty(0), "u": np.empty(0),
-                "thr": sample["thr"]}
-    return {"X": np.concatenate([pc[0] for pc in pieces]),
-            "y": np.concatenate([pc[1] for pc in pieces]),
-            "u": np.concatenate([pc[2] for pc in pieces]), "thr": sample["thr"]}
 
 
 def fused_stats(total: dict) -> dict:
@@ -225,9 +191,7 @@ def fused_total(total: dict) -> dict:
     """:func:`fused_stats` with the ``"groups"`` sums and the subsample's rows
     (:func:`sample_rows`) joined: the whole total, as it would come to the client."""
     out = fused_stats(total)
-    if out["sample"] is not None and total["sample"]["thr"] == 1.0:   # the rows' own uniforms
-        total = {**total, "sample": renumbered(total)}
-    out["groups"] = groups_of(total, final=True)
+    out["groups"] = groups_of(total)
     out["sample"] = None if total["sample"] is None else sample_rows(total["sample"])
     return out
 
@@ -257,7 +221,7 @@ def _add_fused(a: dict, b: dict) -> dict:
         merge({"raw": a["raw"]}, {"raw": b["raw"]})["raw"]
     out = {key: add_partials(a[key], b[key]) for key in ("n", "hist", "keys")}
     out.update(raw=raw, spec=a["spec"], groups=None, deferred=None, useed=a["useed"],
-               rows={**a["rows"], **b["rows"]},
+               rows={**a["rows"], **b["rows"]}, starts={**a["starts"], **b["starts"]},
                sample=None if a["sample"] is None else thinned(a["sample"], b["sample"]))
     if a["deferred"] is not None and b["deferred"] is not None and out["sample"]["thr"] == 1.0:
         out["deferred"] = a["deferred"] + b["deferred"]
@@ -306,34 +270,53 @@ def chain_count(parts: int, chains: int | None = None) -> int:
     return max(1, min(parts, chains or fold_chains()))
 
 
-def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False):
+def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False,
+               pin: bool = True):
     """``acc = fn(acc, partition, index)`` over the partitions of ``ddf`` in ``chains``
     sequential chains (partition i in chain ``i % chains``; each chain's accumulator stays on
     its worker, one array however many partitions), the chains added up pairwise and
     ``finish(total)`` computed on a worker: only what ``finish`` returns comes to the client.
+    A pass with ``prepare`` and ``step`` (:class:`FusedPass`) is folded as ``acc =
+    fn.step(acc, fn.prepare(partition), index, start)``, ``start`` the partition's first
+    global design row, summed from the earlier partitions' row counts in the same graph
+    (:func:`~dpstats.dask.numbering.numbered_chains`: no pass of its own).
     ``chains`` (default :data:`FOLD_CHAINS`) is public: it is read from neither the data nor
     the cluster (the workers only decide where each chain runs). With
     ``hold``, ``(finish(total), Held(total))``: the total stays on its worker for later
     :meth:`Held.apply` calls.
 
-    On a distributed client each chain, its partitions' reads included, is pinned to one
-    worker (:func:`_finished`): the accumulator never moves between workers until the chains
-    are added (unpinned, each step ran where its partition had been read and the chain's
-    tens of MB of sums followed it from worker to worker)."""
+    On a distributed client (and with ``pin`` and :data:`PIN_CHAINS`) the fold is one graph
+    in which each chain's tasks, its partitions' reads included, are restricted to one worker
+    (:func:`~dpstats.dask.numbering.placement`, given to the scheduler as a per-key
+    ``workers`` annotation on the graph as sent, unoptimised, so that no optimisation renames
+    a placed key): the accumulator and the partitions never move between workers until the
+    chains are added; only the row counts (ints) cross (unpinned, each step ran where its
+    partition had been read and the chain's tens of MB of sums followed it). The
+    restrictions are strict: loose ones let an idle worker steal the other chain's reads
+    (no inputs: free to steal), whose partitions then moved back (design note NN). Should
+    a chain's worker leave the cluster, the fold is made again unplaced (:func:`_placed`:
+    the same values; placement decides none)."""
     import dask
     parts = ddf.to_delayed()
     client = _client()
     chains = chain_count(len(parts), chains)
-    accs = [None] * chains
-    for i, part in enumerate(parts):
-        accs[i % chains] = dask.delayed(fn, pure=False)(accs[i % chains], part, i)
-    workers = sorted(client.scheduler_info()["workers"]) if client is not None else []
-    if workers and PIN_CHAINS:       # (none listed: a cluster under strain; leave placement)
-        futures = [client.compute(acc, workers=[workers[k % len(workers)]],
-                                  allow_other_workers=True) for k, acc in enumerate(accs)]
-        return _finished(client, pairwise(futures, lambda a, b: client.submit(
-            add_partials, a, b, pure=False)), finish, hold)
+    if hasattr(fn, "prepare"):
+        accs, owned = numbered_chains(parts, fn, chains)
+    else:
+        accs, owned = [None] * chains, []
+        for i, part in enumerate(parts):
+            accs[i % chains] = dask.delayed(fn, pure=False)(accs[i % chains], part, i)
+            owned += [(i % chains, part, True), (i % chains, accs[i % chains], False)]
     total = pairwise(accs, lambda a, b: dask.delayed(add_partials, pure=False)(a, b))
+    workers = sorted(client.scheduler_info()["workers"]) if client is not None else []
+    if workers and PIN_CHAINS and pin:  # (none listed: a cluster under strain; unplaced)
+        where = defaultdict(list, placement(dict(total.__dask_graph__()), owned, workers))
+        with dask.annotate(workers=where.__getitem__, allow_other_workers=False):
+            future = client.compute(total, optimize_graph=False)
+        if not _placed(client, future, set().union(*where.values())):
+            client.cancel(future)
+            return fold_frame(ddf, fn, finish, chains, hold, pin=False)
+        return _finished(client, future, finish, hold)
     if hold and client is not None:
         return _finished(client, client.compute(total), finish, hold)
     if hold:
@@ -342,10 +325,22 @@ def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False):
     return dask.compute(dask.delayed(finish, pure=False)(total))[0]
 
 
+def _placed(client, future, workers: set) -> bool:
+    """Wait for a placed fold's ``future``; False as soon as one of the ``workers`` its tasks
+    are restricted to has left the cluster (its tasks would wait for ever)."""
+    from distributed import wait
+    while True:
+        try:
+            wait(future, timeout=CHECK_SECONDS)
+            return True
+        except TimeoutError:
+            if not workers <= set(client.scheduler_info()["workers"]):
+                return False
+
+
 def _finished(client, total, finish, hold: bool):
-    """``finish`` of the ``total`` future run on a worker (pinned chains: each computed on its
-    own worker, loose, so that a chain whose worker leaves the cluster runs elsewhere instead
-    of waiting for ever); with ``hold`` also the total, kept there."""
+    """``finish`` of the ``total`` future run on a worker; with ``hold`` also the total,
+    kept there."""
     out = client.submit(finish, total, pure=False).result()
     return (out, Held(total, client)) if hold else out
 

@@ -7,7 +7,10 @@ client seed and ``r``, the row's global number in the frame's design (partition 
 in partition order: the in-memory design's row position). The first pass counts each
 partition's design rows (never released); every later pass numbers its rows from them
 (:func:`row_starts`), so no label or subsample depends on the partitioning. The first pass
-itself runs before the counts are known: its speculative draws use :func:`partition_key`.
+itself (:class:`~dpstats.dask.fold.FusedPass`) numbers its rows in the same graph: each
+partition's count is a tiny task, the offsets a chain of tiny tasks, and a partition's step
+waits for its offset (:func:`numbered_chains`), each fold chain's reads and steps kept on one
+worker (:func:`placement`), so only the counts cross between workers and no pass is added.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import numpy as np
 
 from ..mechanisms.sampling import seeded_groups
 
-__all__ = ["seeded_labels", "row_starts", "PARTITION_BITS", "partition_key", "start_of"]
+__all__ = ["seeded_labels", "row_starts", "PARTITION_BITS", "partition_key", "start_of",
+           "piece_rows", "numbered_chains", "placement"]
 
 
 def seeded_labels(start: int, index, n: int, m: int, seed: int) -> np.ndarray:
@@ -42,11 +46,12 @@ def row_starts(rows: dict) -> tuple[int, ...]:
     return tuple(int(v) for v in np.cumsum([0] + counts[:-1]))
 
 
-#: Stream positions of a partition's rows while the global row numbers are not known yet (the
-#: first pass's speculative draws, :class:`~dpstats.dask.fold.FusedPass`): partition ``i``'s
-#: row ``j`` at ``i * 2**PARTITION_BITS + j``. Distinct rows still get distinct positions
-#: (partitions of fewer than 2^40 rows), so the draws stay independent, but they depend on
-#: the partitioning.
+#: Stream positions of a partition's rows when no global row numbers are given (a
+#: :class:`~dpstats.dask.passes.GroupPass` or :class:`~dpstats.dask.passes.SamplePass` made
+#: without ``starts``: tests only; every fit passes them): partition ``i``'s row ``j`` at
+#: ``i * 2**PARTITION_BITS + j``. Distinct rows still get distinct positions (partitions of
+#: fewer than 2^40 rows), so the draws stay independent, but they depend on the
+#: partitioning.
 PARTITION_BITS = 40
 
 
@@ -64,3 +69,64 @@ def start_of(starts: tuple[int, ...], part: int) -> int:
     (8, True)
     """
     return int(starts[part]) if starts else partition_key(part)
+
+
+def piece_rows(piece) -> int:
+    """The design rows of a partition's prepared piece ``(X, y, index)`` (its count task:
+    an int, the only thing of a partition that crosses between the fold's workers)."""
+    return int(piece[0].shape[0])
+
+
+def numbered_chains(parts: list, fn, chains: int) -> tuple[list, list]:
+    """The delayed accumulators of a fold whose steps know each partition's first global
+    design row: per partition ``i`` a task ``fn.prepare(partition)`` (read and design), a
+    count task (:func:`piece_rows`), the prefix ``start_i = start_{i-1} + count_{i-1}`` (a
+    chain of tiny tasks, ``start_0 = 0``), and the step ``fn.step(acc, piece, i, start_i)``
+    in chain ``i % chains``. One graph: a step waits only for the earlier partitions' counts,
+    not for their reads. Also ``owned``: ``(chain, tasks, with_inputs)`` for
+    :func:`placement` (the read and design with everything they read; the count and the step
+    alone: their other inputs are the prefix and the chain's own tasks)."""
+    import operator
+
+    import dask
+    accs, start, owned = [None] * chains, 0, []
+    for i, part in enumerate(parts):
+        k = i % chains
+        piece = dask.delayed(fn.prepare, pure=False)(part)
+        accs[k] = dask.delayed(fn.step, pure=False)(accs[k], piece, i, start)
+        count = dask.delayed(piece_rows, pure=False)(piece)
+        owned += [(k, piece, True), (k, count, False), (k, accs[k], False)]
+        start = dask.delayed(operator.add, pure=False)(start, count)
+    return accs, owned
+
+
+def placement(graph: dict, owned: list, workers: list) -> dict:
+    """``{key: [worker]}`` for every task of a fold's ``graph`` (as it is sent: no
+    optimisation renames a key afterwards): each task of ``owned`` (``(chain, delayed,
+    with_inputs)``; with its inputs' tasks, reads included, when ``with_inputs``) on chain
+    ``k``'s worker ``workers[k % len(workers)]``, every other key (the prefix of row counts,
+    the chains' sums, a task two chains read) ``[]``: unrestricted. Placement only: no value
+    depends on it.
+
+    >>> from dask import delayed
+    >>> a = delayed(len, pure=True)([1, 2]); b = delayed(sum, pure=True)([a, 1])
+    >>> graph = dict(b.__dask_graph__())
+    >>> out = placement(graph, [(0, a, True), (1, b, False)], ["w0", "w1"])
+    >>> out[a.key], out[b.key]
+    (['w0'], ['w1'])
+    """
+    owner: dict = {}
+    for k, task, with_inputs in owned:
+        todo, seen = [task.key], set()
+        while todo:
+            key = todo.pop()
+            if key in seen or key not in graph:
+                continue
+            seen.add(key)
+            if with_inputs:
+                todo.extend(getattr(graph[key], "dependencies", ()))
+        for key in seen:
+            owner[key] = k if owner.get(key, k) == k else None
+    out = {key: [] for key in graph}
+    out.update({key: [workers[k % len(workers)]] for key, k in owner.items() if k is not None})
+    return out

@@ -256,3 +256,84 @@ def test_seeded_tukey_equals_pandas_with_the_real_labels(client, monkeypatch):
         b = dp.dp_lm("y ~ x1 + x2 + x3", dd.from_pandas(df, npartitions=parts), **kw)
         assert b.n_noisy == a.n_noisy and b.m == a.m
         np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("cap", [1000, 1 << 21])          # the subsample thinned / whole
+def test_first_pass_sums_do_not_depend_on_the_partitioning(client, monkeypatch, cap):
+    """The seeded Tukey fit whose m the first pass guessed (``m`` given: the models come from
+    that pass's speculative group sums) releases the same values on 1, 3 and 7 partitions,
+    with the first pass's subsample thinned (its cap lowered: every frame above 2^21 design
+    rows) or holding every row. The first pass numbers each partition's rows from the
+    earlier partitions' counts in the same graph; when it keyed its draws by partition
+    instead (before session 15), the thinned case failed."""
+    calls, real = [], fold.on_worker
+
+    def spy(held, fn, *args):
+        calls.append(getattr(fn, "__name__", ""))
+        return real(held, fn, *args)
+    monkeypatch.setattr(fold, "on_worker", spy)
+    monkeypatch.setattr(fold, "SAMPLE_ROWS", cap)
+    df = wide()
+    fits = []
+    for k in PARTS:
+        del calls[:]
+        fits.append(dp.dp_lm("y ~ x1 + x2 + x3", dd.from_pandas(df, npartitions=k), eps=1.0,
+                             method="tukey", m=840, random_state=7))
+        assert "guessed_models" in calls, calls          # the first pass's sums, no pass
+    assert fits[0].m == 840 and np.isfinite(fits[0].params.to_numpy()).all()
+    assert_same(fits)
+
+
+def test_first_pass_subsample_does_not_depend_on_the_partitioning(client, monkeypatch):
+    """The first pass's thinned subsample (the Tukey windows' and design moments' rows above
+    2^21 design rows; its cap lowered here) holds the same rows, with the same uniforms, in
+    the same order on 1, 3 and 7 partitions, and its group sums at the guess are equal up
+    to rounding (before session 15 the uniforms and labels were keyed by partition)."""
+    from dpstats.dask.design import PartitionDesign
+    from dpstats.dask.passes import FirstPass, seeded_labels
+    monkeypatch.setattr(fold, "SAMPLE_ROWS", 700)
+    part = PartitionDesign("y ~ x1 + x2 + x3", "lm", ("Intercept", "x1", "x2", "x3"))
+    fused = fold.FusedPass(FirstPass(part, centre=True), 60, 5, seeded_labels, sample_seed=17)
+    df = wide()
+    got = [fold.fold_frame(dd.from_pandas(df, npartitions=k), fused, fold.fused_total)
+           for k in PARTS]
+    assert 0 < got[0]["sample"]["thr"] < 1 and 0 < got[0]["sample"]["u"].size <= 700
+    for total in got[1:]:
+        assert total["sample"]["thr"] == got[0]["sample"]["thr"]
+        for key in ("X", "y", "u"):
+            np.testing.assert_array_equal(total["sample"][key], got[0]["sample"][key])
+        np.testing.assert_allclose(total["groups"], got[0]["groups"], rtol=1e-12)
+
+
+def test_placed_fold_moves_only_counts_and_sums(client):
+    """The first pass as one graph (partition steps waiting for the earlier partitions' row
+    counts): each chain's reads, designs and steps run on its worker; between workers move
+    only the counts (ints) and a chain's accumulator for the final add, never a partition
+    or its design."""
+    from dpstats.dask.design import PartitionDesign
+    from dpstats.dask.passes import FirstPass, seeded_labels
+    part = PartitionDesign("y ~ x1 + x2 + x3", "lm", ("Intercept", "x1", "x2", "x3"))
+    fused = fold.FusedPass(FirstPass(part, centre=True), 60, 5, seeded_labels, sample_seed=17)
+    client.run(lambda dask_worker: dask_worker.transfer_incoming_log.clear())
+    total = fold.fold_frame(dd.from_pandas(wide(), npartitions=7), fused, fold.fused_total)
+    assert total["n"] == len(wide().dropna())
+    moved = [str(key) for log in client.run(lambda dask_worker: [
+        k for e in dask_worker.transfer_incoming_log for k in e["keys"]]).values()
+        for key in log]
+    # counts, their prefix sums (operator.add) and a chain's last step; no read or prepare
+    assert moved and {k.split("-")[0] for k in moved} <= {"piece_rows", "add", "step"}, moved
+
+
+def test_placed_fold_without_its_worker_is_made_again(client, monkeypatch):
+    """A placed fold whose chain's worker is not in the cluster (here: an address no worker
+    has, as after a worker left) is made again unplaced, with the same total."""
+    from dpstats.dask.design import PartitionDesign
+    from dpstats.dask.passes import GroupPass, seeded_labels
+    part = PartitionDesign("y ~ x1 + x2 + x3", "lm", ("Intercept", "x1", "x2", "x3"))
+    ddf = dd.from_pandas(wide(), npartitions=3)
+    gp = GroupPass(part, (0, 1, 2, 3), 20, 5, seeded_labels, (0, 1, 2))
+    want = fold.fold_frame(ddf, gp, fold.identity, pin=False)
+    monkeypatch.setattr(fold, "CHECK_SECONDS", 0.2)
+    monkeypatch.setattr(fold, "placement", lambda graph, owned, workers: {
+        key: ["tcp://127.0.0.1:9"] for key in graph})
+    np.testing.assert_array_equal(fold.fold_frame(ddf, gp, fold.identity), want)

@@ -20,7 +20,6 @@ cloudpickle = pytest.importorskip("cloudpickle")
 import dpstats as dp  # noqa: E402
 from dpstats.dask import engine, fold  # noqa: E402
 from dpstats.dask.design import PartitionDesign  # noqa: E402
-from dpstats.dask.held import renumbered  # noqa: E402
 from dpstats.dask.passes import FirstPass, GroupPass, row_starts, seeded_labels  # noqa: E402
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])   # helpers go to the workers
@@ -44,17 +43,19 @@ def fused(sample: bool, m: int = 40) -> fold.FusedPass:
 def reversed_chains(total: dict) -> np.ndarray:
     """A broken deferral: each chain's partitions summed in reverse order."""
     chains = [chain[::-1] for chain in total["deferred"]]
-    return fold.pairwise([fold.chain_sums(c, *total["spec"]) for c in chains],
+    return fold.pairwise([fold.chain_sums(c, *total["spec"], starts=total["starts"])
+                          for c in chains],
                          fold.add_partials)
 
 
 @pytest.mark.parametrize("rows", [1 << 21, 700])          # deferred to the end / thinned
 @pytest.mark.parametrize("mode", ["pinned", "unpinned", "local"])
 def test_deferred_group_sums_equal_the_eager_ones(client, monkeypatch, rows, mode):
-    """The sums a chain defers while its subsample holds every row are the floats the eager
-    steps add (bit for bit) when the subsample first drops rows (labels keyed by partition),
-    and, taken at the end (every row held), a GroupPass's over the rows numbered globally;
-    for 2 and 3 chains, pinned, unpinned or without a distributed client."""
+    """The sums a chain defers while its subsample holds every row, taken at the end (every
+    row held) or when the subsample first drops rows (then added to by the steps), are the
+    floats a GroupPass adds over the rows numbered globally (bit for bit: the first pass
+    knows every row's number), and those of the eager steps (no subsample); for 2 and 3
+    chains, pinned, unpinned or without a distributed client."""
     monkeypatch.setattr(fold, "SAMPLE_ROWS", rows)
     monkeypatch.setattr(fold, "PIN_CHAINS", mode == "pinned")
     if mode == "local":
@@ -63,17 +64,19 @@ def test_deferred_group_sums_equal_the_eager_ones(client, monkeypatch, rows, mod
     for chains in (2, 3):
         total = fold.fold_frame(ddf, fused(True), fold.fused_total, chains=chains)
         got = total["groups"]
-        eager = fold.fold_frame(ddf, fused(False), fold.fused_total, chains=chains)["groups"] \
-            if rows < 3000 else fold.fold_frame(
-                ddf, GroupPass(PART, (0, 1, 2, 3), 40, 5, seeded_labels,
-                               row_starts(total["rows"])), fold.identity, chains=chains)
+        eager = fold.fold_frame(ddf, fused(False), fold.fused_total, chains=chains)["groups"]
+        grouped = fold.fold_frame(ddf, GroupPass(PART, (0, 1, 2, 3), 40, 5, seeded_labels,
+                                                 row_starts(total["rows"])), fold.identity,
+                                  chains=chains)
+        assert (total["sample"]["thr"] < 1.0) == (rows < 3000)
         np.testing.assert_array_equal(got, eager)
+        np.testing.assert_array_equal(got, grouped)
         X, y = PART(data())
         assert np.isclose(got[:, -3].sum(), X.shape[0])            # every row counted once
     if rows > 3000 and mode == "local":      # the deferral is really there, and order-exact
         total = fold.fold_frame(ddf, fused(True), fold.identity, chains=2)
         assert total["groups"] is None and len(total["deferred"]) == 2
-        assert not np.array_equal(reversed_chains(total), eager)
+        assert not np.array_equal(reversed_chains(total), grouped)
 
 
 @pytest.mark.parametrize("parts", [1, 4, 5])
@@ -108,8 +111,7 @@ def test_held_rows_equal_the_joined_subsample(client, monkeypatch, rows):
     monkeypatch.setattr(fold, "SAMPLE_ROWS", rows)
     ddf = dd.from_pandas(data(), npartitions=4)
     stats, held = fold.fold_frame(ddf, fused(True), fold.fused_stats, hold=True)
-    joined = held.apply(lambda total: fold.sample_rows(
-        renumbered(total) if total["sample"]["thr"] == 1.0 else total["sample"]))
+    joined = held.apply(lambda total: fold.sample_rows(total["sample"]))
     keep = [0, 2, 3]
     for q in (stats["sample"]["thr"], 0.3 * stats["sample"]["thr"]):
         X, y = held.apply(fold.held_rows, q, keep)
@@ -130,9 +132,9 @@ def group_passes(monkeypatch) -> list:
 
 
 # Every case releases (PTR withholds below about 600 groups of these 20,000 rows, and NaN
-# would equal NaN). A given m that the first pass's guess hits is not a case: thinned, that
-# pass's speculative sums are keyed by partition, not by row number (design note 66).
-@pytest.mark.parametrize("kw", [{"method": "tukey"},
+# would equal NaN). With m = 600 given the first pass's guess hits: thinned, its
+# speculative sums are taken in the steps, held, at the end: the same labels (row numbers).
+@pytest.mark.parametrize("kw", [{"method": "tukey"}, {"method": "tukey", "m": 600},
                                 {"method": "tukey", "m": 600, "guess": 1200}, {}])
 def test_seeded_fit_is_the_same_whether_the_rows_are_held(client, monkeypatch, kw):
     """A seeded dask fit releases the same values (coefficients, standard errors, PTR, m)

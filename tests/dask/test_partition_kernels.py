@@ -187,13 +187,20 @@ def test_guess_is_what_choose_m_takes_on_many_rows():
 
 def test_speculative_sample_is_the_bernoulli_sample(monkeypatch):
     """The first pass's thinned subsample holds, below any q <= its threshold, exactly the
-    rows a Bernoulli(q) sample pass with the same seed takes (whatever the partitioning)."""
+    rows a Bernoulli(q) sample pass with the same seed takes over the rows numbered
+    globally, in the same order (whatever the partitioning)."""
     import dask.dataframe as dd
     import pandas as pd
 
     from dpstats.dask import fold
     from dpstats.dask.design import PartitionDesign
-    from dpstats.dask.passes import FirstPass, SamplePass, sample_frame, seeded_labels
+    from dpstats.dask.passes import (
+        FirstPass,
+        SamplePass,
+        row_starts,
+        sample_frame,
+        seeded_labels,
+    )
     monkeypatch.setattr(fold, "SAMPLE_ROWS", 300)
     rng = np.random.default_rng(4)
     df = pd.DataFrame(rng.normal(size=(3000, 3)), columns=["a", "b", "y"])
@@ -201,11 +208,12 @@ def test_speculative_sample_is_the_bernoulli_sample(monkeypatch):
     fused = fold.FusedPass(FirstPass(part), 4, 0, seeded_labels, sample_seed=11)
     for parts in (1, 5):
         ddf = dd.from_pandas(df, npartitions=parts)
-        got = fold.fold_frame(ddf, fused, fold.fused_total, chains=2)["sample"]
+        total = fold.fold_frame(ddf, fused, fold.fused_total, chains=2)
+        got, starts = total["sample"], row_starts(total["rows"])
         assert got["thr"] < 0.25 and got["u"].size <= 2 * 300 and (got["u"] < got["thr"]).all()
         q = 0.8 * got["thr"]
-        X, y = sample_frame(ddf, SamplePass(part, (0, 1, 2), q, 11))
+        X, y = sample_frame(ddf, SamplePass(part, (0, 1, 2), q, 11, starts))
         rows = got["u"] < q
         assert rows.sum() == y.size > 0
-        np.testing.assert_array_equal(np.sort(got["y"][rows]), np.sort(y))
-        np.testing.assert_array_equal(np.sort(got["X"][rows][:, 1]), np.sort(X[:, 1]))
+        np.testing.assert_array_equal(got["y"][rows], y)
+        np.testing.assert_array_equal(got["X"][rows], X)
