@@ -306,12 +306,14 @@ def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False,
         accs, owned = [None] * chains, []
         for i, part in enumerate(parts):
             accs[i % chains] = dask.delayed(fn, pure=False)(accs[i % chains], part, i)
-            owned += [(i % chains, part, True), (i % chains, accs[i % chains], False)]
+            owned += [(i % chains, part, True, None), (i % chains, accs[i % chains], False, None)]
     total = pairwise(accs, lambda a, b: dask.delayed(add_partials, pure=False)(a, b))
     workers = sorted(client.scheduler_info()["workers"]) if client is not None else []
     if workers and PIN_CHAINS and pin:  # (none listed: a cluster under strain; unplaced)
-        where = defaultdict(list, placement(dict(total.__dask_graph__()), owned, workers))
-        with dask.annotate(workers=where.__getitem__, allow_other_workers=False):
+        where, order = placement(dict(total.__dask_graph__()), owned, workers)
+        where, order = defaultdict(list, where), defaultdict(int, order)
+        with dask.annotate(workers=where.__getitem__, allow_other_workers=False,
+                           priority=order.__getitem__):
             future = client.compute(total, optimize_graph=False)
         if not _placed(client, future, set().union(*where.values())):
             client.cancel(future)

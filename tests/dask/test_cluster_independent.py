@@ -334,6 +334,6 @@ def test_placed_fold_without_its_worker_is_made_again(client, monkeypatch):
     gp = GroupPass(part, (0, 1, 2, 3), 20, 5, seeded_labels, (0, 1, 2))
     want = fold.fold_frame(ddf, gp, fold.identity, pin=False)
     monkeypatch.setattr(fold, "CHECK_SECONDS", 0.2)
-    monkeypatch.setattr(fold, "placement", lambda graph, owned, workers: {
-        key: ["tcp://127.0.0.1:9"] for key in graph})
+    monkeypatch.setattr(fold, "placement", lambda graph, owned, workers: (
+        {key: ["tcp://127.0.0.1:9"] for key in graph}, {key: 0 for key in graph}))
     np.testing.assert_array_equal(fold.fold_frame(ddf, gp, fold.identity), want)
