@@ -293,7 +293,7 @@ def fold_frame(ddf, fn, finish, chains: int | None = None, hold: bool = False,
     chains are added; only the row counts (ints) cross (unpinned, each step ran where its
     partition had been read and the chain's tens of MB of sums followed it). The
     restrictions are strict: loose ones let an idle worker steal the other chain's reads
-    (no inputs: free to steal), whose partitions then moved back (design note NN). Should
+    (no inputs: free to steal), whose partitions then moved back (design note 70). Should
     a chain's worker leave the cluster, the fold is made again unplaced (:func:`_placed`:
     the same values; placement decides none)."""
     import dask
