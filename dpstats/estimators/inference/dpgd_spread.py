@@ -1,5 +1,6 @@
 """Logistic DP-GD's bias plug-ins' spread over the plausible curvatures, calibrated one
-bootstrap level down (issue 16; design-notes.md, "Logistic DP-GD's plug-in spread calibrated").
+bootstrap level down (issue 16; design-notes.md, "Logistic DP-GD's plug-in spread"; measured,
+not adopted: :data:`.dpgd.SPREAD_CALIBRATED` is off).
 
 DP-GD's error model (:mod:`.dpgd`) is a mixture over plausible curvatures ``C_k = C_rel - E_k``
 of the unfinished descent's bias plug-in ``b(C_k) = -A_k^T (I - A_k^T)^-1 theta`` (``A_k = I -
