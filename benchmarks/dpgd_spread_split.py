@@ -13,11 +13,13 @@ inputs) and prints per cell, on the original scale, averaged over the fits (x 1e
   (``var(bm)`` plus its mean's offset from the realised mean error squared);
 * the calibration's factor (:func:`dpstats.estimators.inference.dpgd_spread.spread_scale`,
   10/50/90% over fits) and the symmetric (shipped) and centred (``mean+J``) intervals without
-  and with it: coverage (worst-best), per coefficient, median width, mean and sd of ``z``.
+  and with it: coverage (worst-best), per coefficient, median width, mean and sd of ``z``;
+* with ``--selection``, also the symmetric interval calibrated and with the plug-ins' mean moved
+  by the convergence gate's selection one level down (:func:`selection_shift`).
 
     nice -n 10 python benchmarks/dpgd_interval_variants.py --cells 0,5 --reps 200 \\
         --seed-offset 80 --save FILE.pkl
-    nice -n 10 python benchmarks/dpgd_spread_split.py FILE.pkl [FILE2.pkl ...]
+    nice -n 10 python benchmarks/dpgd_spread_split.py FILE.pkl [FILE2.pkl ...] [--selection]
 
 Fits recorded before the released curvature was saved get it back from the plausible ones
 (all 200 positive definite: ``C_k = C_rel - sigma E_k`` with the public draws ``E_k``).
@@ -32,7 +34,7 @@ import sys
 import numpy as np
 
 import dpstats.estimators.inference.dpgd as D
-from dpstats.estimators.inference.dpgd_spread import spread_scale
+from dpstats.estimators.inference.dpgd_spread import descent_plugins, spread_scale
 from dpstats.estimators.inference.glm import CURVATURE_DRAWS, SEED
 from dpstats.estimators.inference.glm_spread import scale_spread
 from dpstats.estimators.inference.mixture import (
@@ -41,7 +43,7 @@ from dpstats.estimators.inference.mixture import (
     mixture_covariance,
 )
 from dpstats.estimators.inference.simulate import symmetric_noise
-from dpstats.mechanisms.simulation import simulation_noise
+from dpstats.mechanisms.simulation import released_seed, simulation_noise
 
 
 def released(f: dict) -> tuple[np.ndarray, float]:
@@ -76,7 +78,30 @@ def parts(f: dict) -> dict:
                 err=f["est"] - f["beta"])
 
 
-def intervals(f: dict, calibrated: bool) -> tuple[dict, np.ndarray]:
+def selection_shift(f: dict, draws: int = 200, inner: int = 60) -> tuple[np.ndarray, float]:
+    """The gate's selection one level down: with ``C_rel`` as the truth, draws ``C_rel - E``
+    kept where all of their own first ``inner`` plausible curvatures (the public draws) are
+    positive definite with ``a^T`` at most ``MAX_LEFT``; the selected draws' mean plug-in minus
+    all draws' (scaled as the model's), and the share kept."""
+    Cs, th, s2, kw = f["model"]
+    C, sig = released(f)
+    p, k = th.size, dict(lr=kw["lr"], T=kw["T"], n_hat=kw["n_hat"])
+    tri = simulation_noise({"t": (draws, p * (p + 1) // 2)},
+                           seed=released_seed(C, sig, th, salt=41))["t"]
+    Cp = C[None] - sig * symmetric_noise(tri, p)
+    Ek = sig * symmetric_noise(simulation_noise({"tri": (CURVATURE_DRAWS, p * (p + 1) // 2)},
+                                                seed=SEED)["tri"], p)[:inner]
+    ok = np.linalg.eigvalsh(Cp)[:, 0] > 0
+    lam = np.linalg.eigvalsh((Cp[:, None] - Ek[None]).reshape(-1, p, p)).reshape(draws, inner, p)
+    left = np.max(np.abs(1.0 - k["lr"] * lam / k["n_hat"]) ** k["T"], axis=(1, 2))
+    sel = ok & (lam[..., 0].min(axis=1) > 0) & (left <= D.MAX_LEFT["logistic"])
+    if sel.sum() < 10:
+        return np.zeros(p), float(sel.sum() / max(ok.sum(), 1))
+    b_all, b_sel = (descent_plugins(Cp[m], th, **k).mean(axis=0) for m in (ok, sel))
+    return kw.get("bias_scale", 1.0) * (b_sel - b_all), float(sel.sum() / ok.sum())
+
+
+def intervals(f: dict, calibrated: bool, selection: bool = False) -> tuple[dict, np.ndarray]:
     """``{rule: (lo, hi)}`` of the error under the symmetric and the centred rule; the factor."""
     Cs, th, s2, kw = f["model"]
     M, q = f["M"], f["M"].shape[0]
@@ -87,6 +112,8 @@ def intervals(f: dict, calibrated: bool) -> tuple[dict, np.ndarray]:
         rho = spread_scale(C, Cs, th, sig, lr=kw["lr"], T=kw["T"], n_hat=kw["n_hat"],
                            gate=D.MAX_LEFT["logistic"])
         bias = scale_spread(bias, rho)
+    if selection:
+        bias = bias - selection_shift(f)[0]
     se = np.sqrt(np.diag(mixture_covariance(bias, cov, M, np.zeros(q))))
     out = {"sym": (-Z95 * se, Z95 * se)}
     covj = D._gd_model(Cs, th, s2, **{**kw, "replug": True, "corrected": False})[1]
@@ -97,7 +124,7 @@ def intervals(f: dict, calibrated: bool) -> tuple[dict, np.ndarray]:
 
 
 def report(fits: list[dict], res: list, label: str) -> None:
-    for rule in ("sym", "mean+J"):
+    for rule in res[0][0]:
         hit, w, z = [], [], []
         for f, (o, _) in zip(fits, res, strict=True):
             lo, hi = o[rule]
@@ -113,7 +140,9 @@ def report(fits: list[dict], res: list, label: str) -> None:
 
 
 def main(argv=None) -> int:
-    for src in argv if argv is not None else sys.argv[1:]:
+    argv = list(argv if argv is not None else sys.argv[1:])
+    selection = "--selection" in argv
+    for src in (a for a in argv if a != "--selection"):
         for cell, fits in pickle.load(open(src, "rb")).items():
             if not fits:
                 continue
@@ -138,6 +167,9 @@ def main(argv=None) -> int:
             print(f"  factor 10/50/90%: {np.quantile(rho, [0.1, 0.5, 0.9], 0).round(2).tolist()}")
             report(fits, before, "before")
             report(fits, after, "calibrated")
+            if selection:
+                sel = [(intervals(f, True, True)[0], None) for f in fits]
+                report(fits, [({"sym": o["sym"]}, r) for o, r in sel], "cal+select")
     return 0
 
 
