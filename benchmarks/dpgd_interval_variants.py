@@ -62,7 +62,7 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
     released interval."""
     cell, seed = gc.CELLS[i], 1000 + 17 * i + offset
     cap: dict = {}
-    real_model, real_map = D._gd_model, D.fitted_map
+    real_model, real_map, real_pc = D._gd_model, D.fitted_map, D.plausible_curvatures
 
     def spy_model(Cs, theta, sigma2, **kw):
         cap.setdefault("model", (Cs, np.array(theta), np.array(sigma2), dict(kw)))
@@ -72,7 +72,11 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
         cap["M"] = real_map(*a, **kw)
         return cap["M"]
 
-    D._gd_model, D.fitted_map = spy_model, spy_map
+    def spy_pc(C_rel, sigma, *a, **kw):
+        cap["released"] = (np.array(C_rel), float(sigma))
+        return real_pc(C_rel, sigma, *a, **kw)
+
+    D._gd_model, D.fitted_map, D.plausible_curvatures = spy_model, spy_map, spy_pc
     try:
         rng = np.random.default_rng(seed)
         out = []
@@ -83,13 +87,14 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
             ci = res.conf_int().to_numpy()
             if "M" in cap and res.released and np.isfinite(ci).all():
                 out.append({"model": cap["model"], "M": cap["M"], "beta": beta,
+                            "released": cap.get("released"),
                             "est": res.params.to_numpy(), "ci": ci})
             if (r + 1) % gc.PROGRESS == 0:
                 print(f"    cell {i}: {r + 1}/{reps} fits, {len(out)} with intervals",
                       flush=True)
         return out
     finally:
-        D._gd_model, D.fitted_map = real_model, real_map
+        D._gd_model, D.fitted_map, D.plausible_curvatures = real_model, real_map, real_pc
 
 
 def _model(f: dict, **extra):
