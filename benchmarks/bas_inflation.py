@@ -50,8 +50,9 @@ def _coverage_module():
     return mod
 
 
-def load(paths: list[str]) -> dict:
-    """Per-rep rows grouped by (design, method), one row per replication."""
+def load(paths: list[str], logistic: bool = False) -> dict:
+    """Per-rep rows grouped by (design, method), one row per replication (``logistic``: the
+    logistic cells' rows, no inflation, instead of the linear ones)."""
     groups: dict = {}
     for p in paths:
         for line in (gzip.open(p, "rt") if p.endswith(".gz") else open(p)):
@@ -59,7 +60,7 @@ def load(paths: list[str]) -> dict:
             if not line:
                 continue
             r = json.loads(line)
-            if r["logistic"]:
+            if r["logistic"] != logistic:
                 continue
             groups.setdefault((r["design"], r["method"]), {})[r["rep"]] = r
     return {k: [v[i] for i in sorted(v)] for k, v in groups.items()}
@@ -84,10 +85,12 @@ def main(argv=None) -> None:
     ap.add_argument("raw", help="comma list of interval_coverage.py --raw files")
     ap.add_argument("--out", default=None, help="coverage.py-schema rows at the code's "
                                                 "inflation")
+    ap.add_argument("--logistic", action="store_true", help="the logistic cells' rows")
     a = ap.parse_args(argv)
     cov = _coverage_module()
     out, lines = [], []
-    for (design, method), rows in load(a.raw.split(",")).items():
+    model = "logistic" if a.logistic else "linear"
+    for (design, method), rows in load(a.raw.split(","), a.logistic).items():
         cell = rows[0]["cell"]
         kind = next((r["kind"] for r in rows if r["kind"]), "")
         base = method.split(":")[0].split("+")[0]
@@ -101,11 +104,11 @@ def main(argv=None) -> None:
             has, z, ratio = at(rows, f, key)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                row = cov._row("lm", design, "linear", name, cell, len(rows), has, z, ratio,
+                row = cov._row("lm", design, model, name, cell, len(rows), has, z, ratio,
                                float(np.sum([r["sec"] for r in rows])))
                 zk = np.asarray(z, dtype=float)[np.asarray(has, dtype=bool)]
                 infl = np.nanmedian([ic._inflation(r) for r in rows if r["kind"]]) if (
-                    f is None and kind) else f
+                    f is None and kind) else (1.0 if f is None else f)
             lines.append({"cell": design, "method": name, "kind": kind or base,
                           "reps": len(rows), "inflation": label,
                           "factor": round(float(infl), 4),
