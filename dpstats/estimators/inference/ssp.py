@@ -80,10 +80,11 @@ COVERS_BAS = (_COVERS_UNCLIPPED + ". The sampling part assumes constant error va
               "the larger n*eps (the privacy noise's share falls; non-private OLS's nonrobust "
               "interval is the limit). Measured with errors of sd 0.5 + |x1| at eps = 1 "
               "(benchmarks/interval_coverage.py, bas_hetero_diag.py): x1 covered 0.929 at "
-              "n = 20,000 (1,000 replications; 0.957 overall) and 0.930 at n = 200,000 (200), "
-              "non-private OLS 0.79. cov_type='HC1' (a private sandwich meat: 15% more of "
-              "eps, intervals about 11% wider) covered 0.961 overall, 0.946 for the worst "
-              "coefficient, at n = 20,000 (500 replications)")
+              "n = 20,000 (1,000 replications; 0.957 overall) and 0.924 at n = 200,000 (500; "
+              "0.951 overall), non-private OLS 0.79. cov_type='HC1' (a private sandwich meat: "
+              "15% more of eps, intervals about 10% wider) covered 0.961 overall, 0.946 for "
+              "the worst coefficient, at n = 20,000 (500 replications) and 0.957, worst "
+              "0.945, at n = 200,000 (200)")
 COVERS_BAS_HC = (_COVERS_UNCLIPPED + ", with heteroscedasticity-robust sampling error (HC1 "
                  "sandwich from a private meat matrix)")
 #: What an AdaSSP interval covers (the clipped problem's coefficients), and how far from the
