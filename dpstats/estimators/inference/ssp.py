@@ -83,8 +83,8 @@ COVERS_BAS = (_COVERS_UNCLIPPED + ". The sampling part assumes constant error va
               "n = 20,000 (1,000 replications; 0.957 overall) and 0.924 at n = 200,000 (500; "
               "0.951 overall), non-private OLS 0.79. cov_type='HC1' (a private sandwich meat: "
               "15% more of eps, intervals about 10% wider) covered 0.961 overall, 0.946 for "
-              "the worst coefficient, at n = 20,000 (500 replications) and 0.957, worst "
-              "0.945, at n = 200,000 (200)")
+              "the worst coefficient, at n = 20,000 (500 replications) and 0.960, worst "
+              "0.958, at n = 200,000 (500)")
 COVERS_BAS_HC = (_COVERS_UNCLIPPED + ", with heteroscedasticity-robust sampling error (HC1 "
                  "sandwich from a private meat matrix)")
 #: What an AdaSSP interval covers (the clipped problem's coefficients), and how far from the
