@@ -14,7 +14,10 @@ on these fits) to ``--out``.
     cd benchmarks && python bas_inflation.py RAW.jsonl[.gz][,RAW2.jsonl...] [--out FILE]
 
 Several files of one cell (chunks run with ``--start``) are combined; a replication seen
-twice is kept once.
+twice is kept once. Selection methods (``bas+select``) give two rows: ``bas+select``, the
+coverage of the selected model's coefficients (what the summary's intervals claim:
+:func:`interval_coverage.conditional_truth`), and ``bas+select:full``, of the full model's
+coefficients of the selected terms.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import importlib.util
+import itertools
 import json
 import sys
 import warnings
@@ -46,8 +50,9 @@ def _coverage_module():
     return mod
 
 
-def load(paths: list[str]) -> dict:
-    """Per-rep rows grouped by (design, method), one row per replication."""
+def load(paths: list[str], logistic: bool = False) -> dict:
+    """Per-rep rows grouped by (design, method), one row per replication (``logistic``: the
+    logistic cells' rows, no inflation, instead of the linear ones)."""
     groups: dict = {}
     for p in paths:
         for line in (gzip.open(p, "rt") if p.endswith(".gz") else open(p)):
@@ -55,21 +60,22 @@ def load(paths: list[str]) -> dict:
             if not line:
                 continue
             r = json.loads(line)
-            if r["logistic"]:
+            if r["logistic"] != logistic:
                 continue
             groups.setdefault((r["design"], r["method"]), {})[r["rep"]] = r
     return {k: [v[i] for i in sorted(v)] for k, v in groups.items()}
 
 
-def at(rows: list, factor) -> tuple:
+def at(rows: list, factor, key: str = "z") -> tuple:
     """``has``, ``z``, ``ratio`` of the fits at inflation ``factor`` (a number, or None: the
-    code's :func:`gate.inflation` of each fit)."""
+    code's :func:`gate.inflation` of each fit); ``key="z_cond"``: the errors against the
+    selected model's coefficients (:func:`interval_coverage.conditional_truth`)."""
     has, z, ratio = [], [], []
     for r in rows:
         ok = bool(np.isfinite(r["hit"]).any()) and not ic.gated(r)
         c = ic._inflation(r) if factor is None or not r["kind"] else factor
         has.append(ok)
-        z.append(np.asarray(r["z"], dtype=float) / c)
+        z.append(np.asarray(r.get(key, [np.nan] * len(r["hit"])), dtype=float) / c)
         ratio.append(np.asarray(r["ratio"], dtype=float) * c)
     return has, z, ratio
 
@@ -79,24 +85,31 @@ def main(argv=None) -> None:
     ap.add_argument("raw", help="comma list of interval_coverage.py --raw files")
     ap.add_argument("--out", default=None, help="coverage.py-schema rows at the code's "
                                                 "inflation")
+    ap.add_argument("--logistic", action="store_true", help="the logistic cells' rows")
     a = ap.parse_args(argv)
     cov = _coverage_module()
     out, lines = [], []
-    for (design, method), rows in load(a.raw.split(",")).items():
+    model = "logistic" if a.logistic else "linear"
+    for (design, method), rows in load(a.raw.split(","), a.logistic).items():
         cell = rows[0]["cell"]
         kind = next((r["kind"] for r in rows if r["kind"]), "")
         base = method.split(":")[0].split("+")[0]
-        for label, f in [(f"old {OLD.get(kind, 1.0):g}", OLD.get(kind, 1.0)), ("1.0", 1.0),
-                         ("1.05", 1.05), ("code", None)]:
-            has, z, ratio = at(rows, f)
+        # "+select": the selected model's coefficients (what the summary claims) under the
+        # method's name, the full model's as METHOD:full
+        keys = [("z_cond", method), ("z", method + ":full")] if "+select" in method else \
+            [("z", method)]
+        for (key, name), (label, f) in itertools.product(
+                keys, [(f"old {OLD.get(kind, 1.0):g}", OLD.get(kind, 1.0)), ("1.0", 1.0),
+                       ("1.05", 1.05), ("code", None)]):
+            has, z, ratio = at(rows, f, key)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                row = cov._row("lm", design, "linear", method, cell, len(rows), has, z, ratio,
+                row = cov._row("lm", design, model, name, cell, len(rows), has, z, ratio,
                                float(np.sum([r["sec"] for r in rows])))
                 zk = np.asarray(z, dtype=float)[np.asarray(has, dtype=bool)]
                 infl = np.nanmedian([ic._inflation(r) for r in rows if r["kind"]]) if (
-                    f is None and kind) else f
-            lines.append({"cell": design, "method": method, "kind": kind or base,
+                    f is None and kind) else (1.0 if f is None else f)
+            lines.append({"cell": design, "method": name, "kind": kind or base,
                           "reps": len(rows), "inflation": label,
                           "factor": round(float(infl), 4),
                           "coverage": f"{row['coverage']:.3f} ({row['coverage_min']:.3f}-"

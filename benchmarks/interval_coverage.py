@@ -101,6 +101,8 @@ def cells(tails: bool = False) -> list[tuple[str, dict]]:
     if tails:
         out += [(f"{b}/{f}={v}", {**CENTRE, **base, f: v}) for b, base in TAIL_BASES.items()
                 for f, values in TAILS.items() for v in values]
+        out += [(b, {**CENTRE, **base}) for b, base in TAIL_BASES.items()    # bases that are
+                if b not in dict(out)]                                       # not arms
     return out
 
 
@@ -328,7 +330,7 @@ def main(argv=None) -> None:
         want = set(a.cells.split(","))
         todo = [c for c in todo if c[0] in want or ("tails" in want and "/" in c[0])]
     else:
-        todo = [c for c in todo if "/" not in c[0]]
+        todo = cells()
     jobs = [(d, c, m, False) for d, c in todo for m in methods]
     if a.selection:
         methods = a.methods.split(",") if a.methods != ",".join(METHODS) else SELECTION_METHODS
