@@ -91,7 +91,7 @@ def numbered_chains(parts: list, fn, chains: int) -> tuple[list, list]:
     chain is read and counted: the other chains' counts are ready before a step needs them
     (one partition read ahead per chain; a step waiting on a count behind a whole step of
     the other chain made the 2-worker first pass at 1e7 rows 25-45% slower, design note
-    NN)."""
+    70)."""
     import operator
 
     import dask
