@@ -5,26 +5,15 @@ model's coverage (0.667 for ``bas+select``) under the method's name."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bas_inflation.py"
+from benchmark_script import load_benchmark
 
 
 def _load():
-    saved = list(sys.path)
-    try:
-        spec = importlib.util.spec_from_file_location("dpstats_bas_inflation", SCRIPT)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path[:] = saved
-    return mod
+    return load_benchmark("bas_inflation.py")
 
 
 def _rep(rep: int, z: list, z_cond: list) -> dict:

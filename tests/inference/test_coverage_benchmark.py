@@ -4,28 +4,18 @@ fitters and writes the common schema; ``--merge`` keeps the later row of a key."
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from benchmark_script import load_benchmark
 
 FULL = os.environ.get("DPSTATS_FULL", "") == "1"
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "coverage.py"
 
 
 def _load():
-    saved = list(sys.path)
-    try:
-        spec = importlib.util.spec_from_file_location("dpstats_coverage_benchmark", SCRIPT)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path[:] = saved          # the script puts benchmarks/ first (see its guard)
-    return mod
+    return load_benchmark("coverage.py")
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...mechanisms.simulation import released_seed, simulation_noise
-from .glm_spread import CENTRES, DRAWS, MIN_PD
+from .glm_spread import DRAWS, MIN_PD, level_centres, level_noise, level_ratio
 from .simulate import symmetric_noise
 
 __all__ = ["descent_plugins", "descent_spread_ratio", "debiased_spread_ratio", "INNER",
@@ -86,19 +86,10 @@ def descent_spread_ratio(C_rel: np.ndarray, Cs: np.ndarray, theta: np.ndarray, s
     if not sigma > 0:
         return np.ones(p)
     kw = dict(lr=lr, T=T, n_hat=n_hat)
-    tri = simulation_noise({"tri": (DRAWS, p * (p + 1) // 2)}, seed=seed)["tri"]
-    E = float(sigma) * symmetric_noise(tri, p)
+    E = level_noise(sigma, p, seed)
     C0 = np.asarray(C_rel, dtype=np.float64)
-    s1 = _iqr_at((C0 + C0.T) / 2.0, E, theta, kw, gate)
-    s2 = [_iqr_at(Cs[k], E, theta, kw)
-          for k in np.linspace(0, len(Cs) - 1, min(CENTRES, len(Cs))).astype(int)]
-    s2 = [s for s in s2 if s is not None]
-    if s1 is None or len(s2) < 2:
-        return np.ones(p)
-    s2 = np.median(np.array(s2), axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rho = np.where(s2 > 0, s1 / s2, 1.0)
-    return np.clip(np.nan_to_num(rho, nan=1.0), 0.0, 1.0)
+    return level_ratio(_iqr_at((C0 + C0.T) / 2.0, E, theta, kw, gate),
+                       [_iqr_at(C, E, theta, kw) for C in level_centres(Cs)], p)
 
 
 def debiased_spread_ratio(C_rel: np.ndarray, theta: np.ndarray, sigma: float, seed: int, *,

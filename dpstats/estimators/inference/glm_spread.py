@@ -34,7 +34,8 @@ import numpy as np
 from ...mechanisms.simulation import simulation_noise
 from .simulate import symmetric_noise
 
-__all__ = ["CENTRES", "DRAWS", "spread_ratio", "scale_spread"]
+__all__ = ["CENTRES", "DRAWS", "spread_ratio", "scale_spread", "level_noise", "level_centres",
+           "level_ratio"]
 
 #: Plausible informations at which the second level is read (evenly spaced among the ``K``).
 CENTRES = 25
@@ -76,16 +77,32 @@ def spread_ratio(C_rel: np.ndarray, Cs: np.ndarray, ridge: float, theta: np.ndar
     """
     theta = np.asarray(theta, dtype=np.float64)
     p = theta.size
-    tri = simulation_noise({"tri": (DRAWS, p * (p + 1) // 2)}, seed=seed)["tri"]
-    E = float(sigma) * symmetric_noise(tri, p)
+    E = level_noise(sigma, p, seed)
     C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel, dtype=np.float64).T) / 2.0
-    s1 = _spread(C0, E, ridge, theta)
-    s2 = [_spread(Cs[k], E, ridge, theta)
-          for k in np.linspace(0, len(Cs) - 1, min(CENTRES, len(Cs))).astype(int)]
-    s2 = [s for s in s2 if s is not None]
-    if s1 is None or len(s2) < 2:
+    return level_ratio(_spread(C0, E, ridge, theta),
+                       [_spread(C, E, ridge, theta) for C in level_centres(Cs)], p)
+
+
+def level_noise(sigma: float, p: int, seed: int) -> np.ndarray:
+    """:data:`DRAWS` symmetric ``(p, p)`` noise draws at scale ``sigma`` (the released
+    information's noise), seeded by ``seed`` (a function of released values)."""
+    tri = simulation_noise({"tri": (DRAWS, p * (p + 1) // 2)}, seed=seed)["tri"]
+    return float(sigma) * symmetric_noise(tri, p)
+
+
+def level_centres(Cs: np.ndarray) -> list:
+    """:data:`CENTRES` of the plausible informations ``Cs``, evenly spaced: the level below."""
+    return [Cs[k] for k in np.linspace(0, len(Cs) - 1, min(CENTRES, len(Cs))).astype(int)]
+
+
+def level_ratio(s1, spreads: list, p: int) -> np.ndarray:
+    """The ratio, per coefficient, of the spread ``s1`` at the released information to the
+    median of ``spreads`` one bootstrap level down (None entries: not positive definite,
+    dropped), capped at 1; ones when ``s1`` or fewer than two of ``spreads`` exist."""
+    spreads = [s for s in spreads if s is not None]
+    if s1 is None or len(spreads) < 2:
         return np.ones(p)
-    s2 = np.median(np.array(s2), axis=0)
+    s2 = np.median(np.array(spreads), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         rho = np.where(s2 > 0, s1 / s2, 1.0)
     return np.clip(np.nan_to_num(rho, nan=1.0), 0.0, 1.0)
