@@ -9,6 +9,8 @@ release intervals. All in the fit's released standard errors, means over fits:
   bias ``t_r - t_0`` (noise-free ridge fit ``t_r``, exact ``C`` at it);
 * ``plug_noise``: the plug-in at the exact information minus at the released one (both at the
   released coefficients);
+* ``tail_est``: the cut tails' estimated move that the centre removes (:mod:`.glm_tail`,
+  mean over the plausible informations), to set against ``box``;
 * ``noise_2nd``: the second-order effect of the objective's noise ``b`` through the loss's
   third derivative, ``-1/2 Hr^-1 sum_i w3_i u_i u_i' S u_i`` (``S = s^2 Hr^-2``).
 
@@ -29,10 +31,11 @@ import statsmodels.api as sm
 from glm_intercept_design import N, P, slopes
 
 import dpstats as dp
+import dpstats.estimators.inference.glm as glm
 import dpstats.estimators.objpert as objpert
 from dpstats.estimators.inference.glm import fitted_map
 
-KEYS = ("z", "z_vs_mle", "box", "ridge_resid", "plug_noise", "noise_2nd")
+KEYS = ("z", "z_vs_mle", "box", "tail_est", "ridge_resid", "plug_noise", "noise_2nd")
 
 
 def _newton(U, y, r):
@@ -57,6 +60,7 @@ def one_fit(b0: float, eps: float, rep: int, cap: dict) -> dict | None:
     y = (rng.random(N) < 1 / (1 + np.exp(-(b0 + X @ beta[1:])))).astype(float)
     df = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(P)])
     df["y"] = y
+    cap["tail"] = 0.0       # no cut tail's move (glm_tail gave none)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = dp.dp_glm("y ~ .", df, eps=eps, delta=1e-5, select=None,
@@ -76,6 +80,7 @@ def one_fit(b0: float, eps: float, rep: int, cap: dict) -> dict | None:
     return {"z": (c - beta) / se, "z_vs_mle": (c - mle) / se, "box": (M @ t0 - mle) / se,
             "ridge_resid": M @ (tr - t0 + r * np.linalg.solve(C, tr)) / se,
             "plug_noise": M @ (r * np.linalg.solve(Cr, th) - r * np.linalg.solve(Ck, th)) / se,
+            "tail_est": M @ (cap["tail"] * np.ones(th.size)) / se,
             "noise_2nd": M @ (-0.5 * Hi @ (U.T @ (w3 * q))) / se}
 
 
@@ -86,7 +91,12 @@ def main(argv=None) -> None:
     ap.add_argument("--reps", type=int, default=200)
     a = ap.parse_args(argv)
     cap: dict = {}
-    real = objpert.perturbation_inference
+    real, real_tail = objpert.perturbation_inference, glm.tail_bias
+
+    def tail_spy(Cs, g):
+        out = real_tail(Cs, g)
+        cap["tail"] = out.mean(axis=0)
+        return out
 
     def spy(kind, U, theta_k, design, kept, to_original, *args, release, **kw):
         def rel(V, w):
@@ -96,11 +106,11 @@ def main(argv=None) -> None:
         cap.update(U=U, theta=np.asarray(theta_k), ridge=kw["ridge"], s=kw["noise"]["s"],
                    M=fitted_map(to_original, list(kept), design.mid.size))
         return real(kind, U, theta_k, design, kept, to_original, *args, release=rel, **kw)
-    objpert.perturbation_inference = spy
+    objpert.perturbation_inference, glm.tail_bias = spy, tail_spy
     try:
         rows = [r for r in (one_fit(a.intercept, a.eps, i, cap) for i in range(a.reps)) if r]
     finally:
-        objpert.perturbation_inference = real
+        objpert.perturbation_inference, glm.tail_bias = real, real_tail
     names = ["Intercept"] + [f"x{j + 1}" for j in range(P)]
     t = pd.DataFrame({k: np.mean([r[k] for r in rows], axis=0) for k in KEYS}, index=names)
     t["z_se"] = np.std([r["z"] for r in rows], axis=0, ddof=1) / np.sqrt(len(rows))
