@@ -1,5 +1,5 @@
 """How dp_glm's default moves the ridge's bias plug-in between the released information and
-the released bias (issue 16, design note NN), on ``glm_intercept_design.py``'s design, over
+the released bias (issue 16, design note 73), on ``glm_intercept_design.py``'s design, over
 the fits with intervals, in released standard errors (means; their se):
 
 * ``plain_plug``: ``M (-r C_rel^-1 theta)``, the plug-in at the released information;
@@ -15,13 +15,10 @@ Reads the inference's inputs by wrapping ``glm.glm_inference`` (a diagnostic).
 """
 
 import sys
-import warnings
 
 import glm_intercept_decompose as g
 import numpy as np
-import pandas as pd
 
-import dpstats as dp
 import dpstats.estimators.inference.glm as glm
 
 b0, eps, reps = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
@@ -38,16 +35,7 @@ glm.glm_inference = spy
 out: dict = {k: [] for k in ["plain_plug", "debiased_vs_plain", "released_vs_debiased",
                              "released_vs_plain"]}
 for rep in range(reps):
-    rng = np.random.default_rng([rep, int(round(b0 * 100)) % 1000, 16])
-    X = rng.normal(size=(g.N, g.P))
-    beta = np.r_[b0, g.slopes(g.P)]
-    y = (rng.random(g.N) < 1 / (1 + np.exp(-(b0 + X @ beta[1:])))).astype(float)
-    df = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(g.P)])
-    df["y"] = y
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = dp.dp_glm("y ~ .", df, eps=eps, delta=1e-5, select=None,
-                        random_state=int(rng.integers(2**31)))
+    _, y, beta, fit = g.design_fit(b0, eps, rep)
     se = fit.bse.to_numpy()
     if not np.isfinite(se).all():
         continue

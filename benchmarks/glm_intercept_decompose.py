@@ -1,5 +1,5 @@
 """Where dp_glm's default centre (``params - bias``) sits against the non-private fit, part by
-part (issue 16, design note NN): ``glm_intercept_design.py``'s design (n = 20,000, p = 5,
+part (issue 16, design note 73): ``glm_intercept_design.py``'s design (n = 20,000, p = 5,
 Gaussian covariates, slopes 1, -1/2, ...; intercept and eps as options), over the fits that
 release intervals. All in the fit's released standard errors, means over fits:
 
@@ -23,14 +23,12 @@ Reads the fit's internals (the unit-scaled rows, the released information) by wr
 from __future__ import annotations
 
 import argparse
-import warnings
 
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
-from glm_intercept_design import N, P, slopes
+from glm_intercept_design import P, design_fit
 
-import dpstats as dp
 import dpstats.estimators.inference.glm as glm
 import dpstats.estimators.objpert as objpert
 from dpstats.estimators.inference.glm import fitted_map
@@ -54,17 +52,8 @@ def _info(U, t):
 
 
 def one_fit(b0: float, eps: float, rep: int, cap: dict) -> dict | None:
-    rng = np.random.default_rng([rep, int(round(b0 * 100)) % 1000, 16])   # the design's seeds
-    X = rng.normal(size=(N, P))
-    beta = np.r_[b0, slopes(P)]
-    y = (rng.random(N) < 1 / (1 + np.exp(-(b0 + X @ beta[1:])))).astype(float)
-    df = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(P)])
-    df["y"] = y
     cap["tail"] = 0.0       # no cut tail's move (glm_tail gave none)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = dp.dp_glm("y ~ .", df, eps=eps, delta=1e-5, select=None,
-                        random_state=int(rng.integers(2**31)))
+    X, y, beta, fit = design_fit(b0, eps, rep)
     se = fit.bse.to_numpy()
     if not np.isfinite(se).all():
         return None

@@ -6,7 +6,7 @@ default call (``select=None``).
 Per intercept and coefficient it prints the coverage of the released intervals
 (``conf_int``, centred at ``params - bias``), the mean and sd of ``z = (centre - truth) /
 se``, and the same for the interval ``params +- 1.96 se`` (the centre without the released
-bias: what ``interval_coverage.py``'s ``one_rep`` scored before note NN), the mean released
+bias: what ``interval_coverage.py``'s ``one_rep`` scored before note 73), the mean released
 bias in standard errors, and ``z_vs_mle``: the centre's distance from the non-private maximum
 likelihood fit on the same data (statsmodels Logit), in standard errors (the part of z that is
 the private fit's, not sampling). ``--eps`` moves the cell's eps.
@@ -34,7 +34,9 @@ def slopes(p: int) -> np.ndarray:
     return np.array([(-1) ** j / (j + 1) for j in range(p)])
 
 
-def one_fit(b0: float, rep: int, eps: float = EPS) -> dict | None:
+def design_fit(b0: float, eps: float, rep: int):
+    """Fit ``rep`` of the design at intercept ``b0`` with dp_glm's default: ``(X, y, beta,
+    fit)`` (the design's own seeds)."""
     rng = np.random.default_rng([rep, int(round(b0 * 100)) % 1000, 16])
     X = rng.normal(size=(N, P))
     beta = np.r_[b0, slopes(P)]
@@ -45,6 +47,11 @@ def one_fit(b0: float, rep: int, eps: float = EPS) -> dict | None:
         warnings.simplefilter("ignore")
         fit = dp.dp_glm("y ~ .", df, eps=eps, delta=DELTA, select=None,
                         random_state=int(rng.integers(2**31)))
+    return X, y, beta, fit
+
+
+def one_fit(b0: float, rep: int, eps: float = EPS) -> dict | None:
+    X, y, beta, fit = design_fit(b0, eps, rep)
     se = fit.bse.to_numpy()
     if not (fit.released and np.isfinite(se).all()):
         return None

@@ -208,7 +208,7 @@ def one_rep(args) -> dict:
            "hit": [np.nan] * len(beta), "ratio": [np.nan] * len(beta),
            "z": [np.nan] * len(beta)}
     # the intervals' centre: params minus the released bias where the inference estimates one
-    # (dp_glm's objective perturbation, DP-GD), as conf_int (params alone missed it: note NN)
+    # (dp_glm's objective perturbation, DP-GD), as conf_int (params alone missed it: note 73)
     centre = fit.params_bias_corrected.to_numpy()
     if fit.released and np.isfinite(se).any():  # terms without an interval count as NaN
         hit = (np.abs(centre - beta) <= 1.959964 * se).astype(float)
