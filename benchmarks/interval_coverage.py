@@ -37,7 +37,8 @@ box or the label's range cuts a tail there, so they measure how far AdaSSP's int
 centre on the clipped problem's coefficients) cover the model's. ``--start`` runs a cell's
 replications from that seed index on (a long cell in chunks; ``--raw`` collects them).
 
-``method:HC1`` (e.g. ``bas:HC1``) runs with ``cov_type="HC1"`` (the private sandwich).
+``method:HC1`` (e.g. ``bas:HC1``) runs with ``cov_type="HC1"`` (the private sandwich);
+``bas@clipped`` (also ``bas@clipped:HC1``) with ``residuals="clipped"``.
 ``--selection`` runs only the selection arm: equicorrelated (0.5) Gaussian covariates, p = 5,
 ``select="auto", k=3``, methods ``default+select``, ``bas+select``, ``adassp+select``; besides
 ``coverage`` (of the full model's coefficients of the selected terms) it reports
@@ -181,7 +182,10 @@ def one_rep(args) -> dict:
     df = simulate(cell, rng, logistic)
     name, _, sel = method.partition("+")
     name, _, cov_type = name.partition(":")         # "bas:HC1": cov_type="HC1"
+    name, _, residuals = name.partition("@")        # "bas@clipped": residuals="clipped"
     kw = {} if name == "default" else {"method": name}
+    if residuals:
+        kw["residuals"] = residuals
     if cov_type:
         kw["cov_type"] = cov_type
     kw.update({"select": "auto", "k": 3} if sel else {"select": None})
