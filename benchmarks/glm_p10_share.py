@@ -142,7 +142,22 @@ def table(d: pd.DataFrame) -> pd.DataFrame:
     t = pd.DataFrame(out)
     first = t[t["setting"].str.startswith("share")].groupby("cell")["rmse"].first()
     t["rmse_vs_first"] = t["rmse"] / t["cell"].map(first)
+    t[["slopes_vs_first", "ratio_lo", "ratio_hi"]] = [
+        ratio(d[d["cell"] == c], s) for c, s in zip(t["cell"], t["setting"], strict=True)]
     return t
+
+
+def ratio(d: pd.DataFrame, setting: str, boot: int = 2000) -> tuple[float, float, float]:
+    """The slopes' RMSE under ``setting`` over the first share's on the same fits, and a
+    paired bootstrap 95% interval (over replications) of the all-coefficient ratio."""
+    first = d["setting"].iat[0]
+    sq = (d["estimate"] - d["truth"]) ** 2
+    per = sq.groupby([d["setting"], d["rep"]]).sum().unstack(0)
+    slope = sq[d["coef"] > 0].groupby(d["setting"]).sum()
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, len(per), size=(boot, len(per)))
+    b = np.sqrt(per[setting].to_numpy()[idx].sum(1) / per[first].to_numpy()[idx].sum(1))
+    return (float(np.sqrt(slope[setting] / slope[first])), *np.quantile(b, [0.025, 0.975]))
 
 
 def main(argv=None) -> int:
