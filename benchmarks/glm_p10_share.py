@@ -86,8 +86,8 @@ def regate(kw: dict, pd_share: float) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def run(i: int, reps: int, shares: list[float], pds: list[float], method: str,
-        baseline_reps: int) -> pd.DataFrame:
-    cell, seed = gc.CELLS[i], 1000 + 17 * i
+        baseline_reps: int, offset: int = 0) -> pd.DataFrame:
+    cell, seed = gc.CELLS[i], 1000 + 17 * i + offset
     rng = np.random.default_rng(seed)
     rows, base = [], []
     t0 = time.time()
@@ -168,6 +168,8 @@ def main(argv=None) -> int:
     ap.add_argument("--pd", default="0.95,0.8,0.5", help="gates re-applied to the first share")
     ap.add_argument("--method", default="auto")
     ap.add_argument("--baseline-reps", type=int, default=20)
+    ap.add_argument("--seed-offset", type=int, default=0,
+                    help="added to the cell's seed (as coverage.py's): fresh data")
     ap.add_argument("--out", required=True)
     ap.add_argument("--table", nargs="*", help="only summarise these CSV files")
     a = ap.parse_args(argv)
@@ -176,7 +178,7 @@ def main(argv=None) -> int:
         return 0
     shares = [float(s) for s in a.shares.split(",")]
     pds = [float(s) for s in a.pd.split(",")] if a.pd else []
-    d = run(a.cell, a.reps, shares, pds, a.method, a.baseline_reps)
+    d = run(a.cell, a.reps, shares, pds, a.method, a.baseline_reps, a.seed_offset)
     d.to_csv(a.out, index=False)
     print(table(d).round(4).to_string(index=False))
     return 0
