@@ -21,8 +21,9 @@ the fits' own intervals (checked: ``pd0.95`` is printed beside the first share).
     nice -n 10 python benchmarks/glm_p10_share.py --cell 4 --reps 200 \\
         --shares 0.10,0.15,0.20,0.30 --pd 0.95,0.8,0.5 --out FILE.csv
 
-(``--cell``: 0 centre, 1 n = 5,000, 4 p = 10; ``--method objpert`` fits objective
-perturbation explicitly, for n = 5,000 where ``"auto"`` picks output perturbation.) Writes one
+(``--cell``: 0 centre, 1 n = 5,000, 4 p = 10; ``--n``, ``--p``, ``--eps`` move the cell, with
+its seeds; ``--method objpert`` fits objective perturbation explicitly, for n = 5,000 where
+``"auto"`` picks output perturbation.) Writes one
 row per fit, setting and coefficient to ``--out``; :func:`table` summarises such a file.
 Reads no real data.
 """
@@ -86,8 +87,11 @@ def regate(kw: dict, pd_share: float) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def run(i: int, reps: int, shares: list[float], pds: list[float], method: str,
-        baseline_reps: int, offset: int = 0) -> pd.DataFrame:
-    cell, seed = gc.CELLS[i], 1000 + 17 * i + offset
+        baseline_reps: int, offset: int = 0, moved: dict | None = None) -> pd.DataFrame:
+    """Cell ``i`` of ``glm_coverage.CELLS`` (``moved``: its n, p or eps replaced; the cell's
+    seeds plus ``offset``)."""
+    cell, seed = {**gc.CELLS[i], **(moved or {})}, 1000 + 17 * i + offset
+    label = str(i) + "".join(f" {k}={v}" for k, v in (moved or {}).items())
     rng = np.random.default_rng(seed)
     rows, base = [], []
     t0 = time.time()
@@ -109,7 +113,7 @@ def run(i: int, reps: int, shares: list[float], pds: list[float], method: str,
                                                                                 ci[:, 1] * np.nan)
                     sets.append((f"pd{q:.2f}", lo, hi, lh is not None))
             for name, lo, hi, rel in sets:
-                rows.extend({"cell": i, "n": cell["n"], "p": cell["p"], "eps": cell["eps"],
+                rows.extend({"cell": label, "n": cell["n"], "p": cell["p"], "eps": cell["eps"],
                              "setting": name, "rep": r, "coef": j, "truth": beta[j],
                              "estimate": est[j], "lo": lo[j], "hi": hi[j], "released": rel,
                              "method": res.method.split(" ")[0]} for j in range(beta.size))
@@ -168,6 +172,9 @@ def main(argv=None) -> int:
     ap.add_argument("--pd", default="0.95,0.8,0.5", help="gates re-applied to the first share")
     ap.add_argument("--method", default="auto")
     ap.add_argument("--baseline-reps", type=int, default=20)
+    ap.add_argument("--n", type=int, help="replace the cell's n (and --p, --eps)")
+    ap.add_argument("--p", type=int)
+    ap.add_argument("--eps", type=float)
     ap.add_argument("--seed-offset", type=int, default=0,
                     help="added to the cell's seed (as coverage.py's): fresh data")
     ap.add_argument("--out", required=True)
@@ -178,7 +185,8 @@ def main(argv=None) -> int:
         return 0
     shares = [float(s) for s in a.shares.split(",")]
     pds = [float(s) for s in a.pd.split(",")] if a.pd else []
-    d = run(a.cell, a.reps, shares, pds, a.method, a.baseline_reps, a.seed_offset)
+    d = run(a.cell, a.reps, shares, pds, a.method, a.baseline_reps, a.seed_offset,
+            {k: getattr(a, k) for k in ("n", "p", "eps") if getattr(a, k) is not None})
     d.to_csv(a.out, index=False)
     print(table(d).round(4).to_string(index=False))
     return 0
