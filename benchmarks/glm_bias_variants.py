@@ -1,0 +1,168 @@
+"""dp_glm's default intervals under each rule for the released bias's mean (issue 16,
+design-notes.md, "the released bias's mean"), on recorded fits, without refitting.
+
+The fits are recorded by ``glm_interval_variants.py --save PREFIX`` (the cells of
+``glm_coverage.py``, the seeds of ``coverage.py --families glm``) and ``glm_intercept_record.py``
+(``glm_intercept_design.py``'s design): per fit with intervals the released inputs of
+:func:`dpstats.estimators.inference.glm.glm_inference`, the released coefficients and the truth.
+Each variant sets :data:`~dpstats.estimators.inference.glm.BIAS_RULE` (the plug-ins' mean:
+``plain`` at the released information, ``mixture`` over the plausible ones, ``debias`` the
+bootstrap's correction, the rule before) and :data:`~dpstats.estimators.inference.glm.CENTRE_AT`
+(``quantile``: the basic interval's midpoint; ``mean``: the mixture's mean) and runs the code's
+``glm_inference`` on the recorded inputs. Per cell, variant and coefficient: coverage of the
+model's coefficient, mean and sd of ``z = (centre - truth) / se``, median width against the
+rule before.
+
+**Decision rule** (written before the final figures): over all recorded cells, the variant with
+the fewest (cell, coefficient) coverages outside [0.93, 0.98]; ties by the smallest largest
+distance outside the band, then by the smallest largest ``|mean z|``. It is adopted only if it
+beats the rule before (``debias/quantile``) on the first criterion, or ties it and beats it on
+the second.
+
+    nice -n 10 python benchmarks/glm_bias_variants.py centre=/tmp/rec_cell0.pkl@500 \\
+        int1_eps0.5=/tmp/int_p1_eps0.5.pkl@500 --summary FILE
+    # coverage.py rows (glm cells, label cellI) for one variant:
+    nice -n 10 python benchmarks/glm_bias_variants.py cell5=/tmp/rec_cell5.pkl@500 \\
+        --variants plain/quantile --rows-dir benchmarks/results/coverage_runs
+
+Reads no real data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import glm_coverage as gc  # noqa: E402
+
+from dpstats.estimators.inference import glm as G  # noqa: E402
+
+Z = 1.959963984540054
+OLD = "debias/quantile"
+VARIANTS = (OLD, "plain/quantile", "mixture/quantile", "debias/mean", "plain/mean",
+            "mixture/mean")
+BAND = (0.93, 0.98)
+
+
+def evaluate(fits: list[dict], variant: str) -> dict:
+    """Per fit and coefficient: ``z`` at the released centre, ``hit``, ``width``."""
+    rule, at = variant.split("/")
+    old = G.BIAS_RULE, G.CENTRE_AT
+    G.BIAS_RULE, G.CENTRE_AT = rule, at
+    try:
+        z, width = [], []
+        for f in fits:
+            inf = G.glm_inference("objpert", **f["kw"])
+            se = np.sqrt(np.diag(inf.cov))
+            bias = np.zeros_like(se) if inf.bias is None else np.asarray(inf.bias)
+            z.append((f["est"] - bias - f["beta"]) / se)
+            width.append(2 * Z * se)
+    finally:
+        G.BIAS_RULE, G.CENTRE_AT = old
+    z = np.array(z)
+    return {"z": z, "hit": np.abs(z) <= Z, "width": np.array(width)}
+
+
+def table(label: str, reps: int, res: dict) -> pd.DataFrame:
+    """One row per variant and coefficient."""
+    rows = []
+    base = np.median(res[OLD]["width"], axis=0) if OLD in res else None
+    for v, r in res.items():
+        k = r["z"].shape[1]
+        zt = np.where(np.abs(r["z"]) <= 10, r["z"], np.nan)
+        for j in range(k):
+            rows.append({"cell": label, "variant": v, "coef": j, "fits": len(r["z"]),
+                         "reps": reps, "coverage": r["hit"][:, j].mean(),
+                         "z_mean": np.nanmean(zt[:, j]), "z_sd": np.nanstd(zt[:, j]),
+                         "width_vs_old": (np.median(r["width"][:, j]) / base[j]
+                                          if base is not None else np.nan)})
+    return pd.DataFrame(rows)
+
+
+def score(t: pd.DataFrame) -> pd.DataFrame:
+    """The decision rule's criteria per variant (module docstring)."""
+    lo, hi = BAND
+    out = np.maximum(lo - t["coverage"], t["coverage"] - hi).clip(lower=0.0)
+    return (t.assign(outside=out > 0, distance=out, absz=t["z_mean"].abs())
+            .groupby("variant", sort=False)
+            .agg(outside=("outside", "sum"), max_distance=("distance", "max"),
+                 max_abs_z=("absz", "max"), worst=("coverage", "min"),
+                 best=("coverage", "max"))
+            .sort_values(["outside", "max_distance", "max_abs_z"]))
+
+
+def baseline(i: int, reps: int = 20) -> np.ndarray:
+    """Per coefficient the median non-private logistic interval width of the cell's first
+    ``reps`` data sets (``glm_coverage.run_cell``'s baseline, the same seeds)."""
+    cell, rng = gc.CELLS[i], np.random.default_rng(1000 + 17 * i)
+    return np.median([gc.baseline_width("glm-auto", gc.simulate(cell, "glm-auto", rng)[0])
+                      for _ in range(reps)], axis=0)
+
+
+def coverage_row(i: int, reps: int, r: dict, variant: str) -> dict:
+    """``coverage.py``'s row of glm cell ``i`` from the recorded fits' results ``r``."""
+    import coverage as cv
+    cell = gc.CELLS[i]
+    k = cell["p"] + 1
+    has = np.r_[np.ones(len(r["z"]), dtype=bool), np.zeros(reps - len(r["z"]), dtype=bool)]
+    z = np.vstack([r["z"], np.full((reps - len(r["z"]), k), np.nan)])
+    ratio = np.tile(np.median(r["width"], axis=0) / baseline(i), (reps, 1))
+    settings = {"n": cell["n"], "p": cell["p"], "eps": cell["eps"], "covariates": cell["cov"],
+                "errors": "logistic"}
+    row = cv._row("glm", cv._glm_name(cell), "logistic", "glm-auto", settings, reps, has, z,
+                  ratio, 0.0)
+    return {**row, "source": f"glm_bias_variants.py {variant} on s16 recorded fits "
+                             f"(glm_interval_variants.py code column; coverage_box not "
+                             f"recorded)"}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("fits", nargs="+", help="LABEL=PICKLE@REPS (label cellI: glm cell I)")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--summary", help="write the per-coefficient table here")
+    ap.add_argument("--rows-dir", help="write coverage.py rows of the cellI labels here")
+    a = ap.parse_args(argv)
+    frames = []
+    for spec in a.fits:
+        label, rest = spec.split("=", 1)
+        path, reps = rest.rsplit("@", 1)
+        with open(path, "rb") as fh:
+            fits = pickle.load(fh)
+        res = {v: evaluate(fits, v) for v in a.variants.split(",")}
+        t = table(label, int(reps), res)
+        frames.append(t)
+        for v, g in t.groupby("variant", sort=False):
+            print(f"{label:14s} {v:17s} {len(fits)}/{reps} coverage {g.coverage.mean():.3f} "
+                  f"({g.coverage.min():.3f}-{g.coverage.max():.3f}) per coef "
+                  f"{np.round(g.coverage, 3).tolist()} mean z {np.round(g.z_mean, 2).tolist()}"
+                  f" sd z {g.z_sd.min():.2f}-{g.z_sd.max():.2f} width/old "
+                  f"{g.width_vs_old.min():.3f}-{g.width_vs_old.max():.3f}", flush=True)
+        if a.rows_dir and label.startswith("cell"):
+            i = int(label[4:])
+            for v, r in res.items():
+                row = coverage_row(i, int(reps), r, v)
+                name = f"glm_glm-auto_{cv_name(i)}_{v.replace('/', '-')}_s16_{reps}.csv"
+                pd.DataFrame([row]).to_csv(Path(a.rows_dir) / name, index=False)
+    t = pd.concat(frames)
+    if a.summary:
+        t.to_csv(a.summary, index=False)
+    print(score(t).to_string(float_format=lambda v: f"{v:.3f}"))
+    return 0
+
+
+def cv_name(i: int) -> str:
+    """A short file-name form of glm cell ``i``."""
+    import coverage as cv
+    return cv._glm_name(gc.CELLS[i]).replace("covariates=", "").replace("=", "")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
