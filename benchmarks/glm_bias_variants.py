@@ -7,7 +7,8 @@ The fits are recorded by ``glm_interval_variants.py --save PREFIX`` (the cells o
 :func:`dpstats.estimators.inference.glm.glm_inference`, the released coefficients and the truth.
 Each variant sets :data:`~dpstats.estimators.inference.glm.BIAS_RULE` (the plug-ins' mean:
 ``plain`` at the released information, ``mixture`` over the plausible ones, ``debias`` the
-bootstrap's correction, the rule before) and :data:`~dpstats.estimators.inference.glm.CENTRE_AT`
+bootstrap's correction, the rule before; ``half`` midway between ``plain`` and ``debias``, added
+after the first four cells' figures) and :data:`~dpstats.estimators.inference.glm.CENTRE_AT`
 (``quantile``: the basic interval's midpoint; ``mean``: the mixture's mean) and runs the code's
 ``glm_inference`` on the recorded inputs. Per cell, variant and coefficient: coverage of the
 model's coefficient, mean and sd of ``z = (centre - truth) / se``, median width against the
@@ -21,7 +22,7 @@ the second.
 
     nice -n 10 python benchmarks/glm_bias_variants.py centre=/tmp/rec_cell0.pkl@500 \\
         int1_eps0.5=/tmp/int_p1_eps0.5.pkl@500 --summary FILE
-    # coverage.py rows (glm cells, label cellI) for one variant:
+    # coverage.py rows (glm cells, label cellI; the file name has the variant when several):
     nice -n 10 python benchmarks/glm_bias_variants.py cell5=/tmp/rec_cell5.pkl@500 \\
         --variants plain/quantile --rows-dir benchmarks/results/coverage_runs
 
@@ -47,7 +48,7 @@ from dpstats.estimators.inference import glm as G  # noqa: E402
 Z = 1.959963984540054
 OLD = "debias/quantile"
 VARIANTS = (OLD, "plain/quantile", "mixture/quantile", "debias/mean", "plain/mean",
-            "mixture/mean")
+            "mixture/mean", "half/quantile", "half/mean")
 BAND = (0.93, 0.98)
 
 
@@ -149,7 +150,8 @@ def main(argv=None) -> int:
             i = int(label[4:])
             for v, r in res.items():
                 row = coverage_row(i, int(reps), r, v)
-                name = f"glm_glm-auto_{cv_name(i)}_{v.replace('/', '-')}_s16_{reps}.csv"
+                tag = "" if len(res) == 1 else f"_{v.replace('/', '-')}"
+                name = f"glm_glm-auto_{cv_name(i)}{tag}_s16_{reps}.csv"
                 pd.DataFrame([row]).to_csv(Path(a.rows_dir) / name, index=False)
     t = pd.concat(frames)
     if a.summary:

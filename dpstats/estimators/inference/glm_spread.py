@@ -38,7 +38,7 @@ __all__ = ["CENTRES", "DRAWS", "spread_ratio", "scale_spread", "level_noise", "l
            "level_ratio", "debias", "centre_plugins", "BIAS_RULES"]
 
 #: The rules for the plug-ins' mean (:func:`centre_plugins`; :data:`.glm.BIAS_RULE` picks one).
-BIAS_RULES = ("plain", "mixture", "debias")
+BIAS_RULES = ("plain", "mixture", "debias", "half")
 
 #: Plausible informations at which the second level is read (evenly spaced among the ``K``).
 CENTRES = 25
@@ -130,15 +130,18 @@ def debias(bias: np.ndarray, at_mean: np.ndarray) -> np.ndarray:
 
 def centre_plugins(bias, Cs, ridge: float, theta, rule: str, C_rel=None) -> np.ndarray:
     """The plug-ins ``bias`` (``(K, p)``, at the plausible ``Cs``) moved to the mean that
-    ``rule`` (:data:`.glm.BIAS_RULE`) says; ``"plain"`` needs the released ``C_rel``.
+    ``rule`` (:data:`.glm.BIAS_RULE`) says (``"half"``: midway between ``"plain"`` and
+    ``"debias"``); ``"plain"`` and ``"half"`` need the released ``C_rel``.
 
     >>> b, Cs = np.array([[-1.0], [-3.0]]), np.array([[[2.0]], [[2.0 / 3.0]]])
     >>> [float(centre_plugins(b, Cs, 1.0, np.ones(1), r, np.eye(1)).mean()) for r in BIAS_RULES]
-    [-1.0, -2.0, 0.5]
+    [-1.0, -2.0, 0.5, -0.25]
     """
-    if rule == "plain":
-        C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel).T) / 2.0
-        return bias + (-ridge * np.linalg.solve(C0, theta) - bias.mean(axis=0))[None, :]
     if rule == "mixture":
         return bias
-    return debias(bias, -ridge * np.linalg.solve(Cs.mean(axis=0), theta))
+    deb = debias(bias, -ridge * np.linalg.solve(Cs.mean(axis=0), theta))
+    if rule == "debias":
+        return deb
+    C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel).T) / 2.0
+    plain = bias + (-ridge * np.linalg.solve(C0, theta) - bias.mean(axis=0))[None, :]
+    return plain if rule == "plain" else (plain + deb) / 2.0
