@@ -5,14 +5,17 @@ The fits are recorded by ``glm_interval_variants.py --save PREFIX`` (the cells o
 ``glm_coverage.py``, the seeds of ``coverage.py --families glm``) and ``glm_intercept_record.py``
 (``glm_intercept_design.py``'s design): per fit with intervals the released inputs of
 :func:`dpstats.estimators.inference.glm.glm_inference`, the released coefficients and the truth.
-Each variant sets :data:`~dpstats.estimators.inference.glm.BIAS_RULE` (the plug-ins' mean:
-``plain`` at the released information, ``mixture`` over the plausible ones, ``debias`` the
-bootstrap's correction, the rule before; ``half`` midway between ``plain`` and ``debias``, added
-after the first four cells' figures) and :data:`~dpstats.estimators.inference.glm.CENTRE_AT`
-(``quantile``: the basic interval's midpoint; ``mean``: the mixture's mean) and runs the code's
-``glm_inference`` on the recorded inputs. Per cell, variant and coefficient: coverage of the
-model's coefficient, mean and sd of ``z = (centre - truth) / se``, median width against the
-rule before.
+Each variant (``RULE/CENTRE``) rebuilds the intervals with the code's ``glm_inference`` on the
+recorded inputs, two steps replaced (:func:`variant_of`): the plug-ins' mean ``RULE``
+(``plain``: at the released information ``-r C_rel^-1 theta``; ``mixture``: ``mean_k b(C_k)``
+over the plausible informations; ``debias``: the bootstrap's correction ``2 b(C_bar) - mean_k
+b(C_k)``, the code's; ``half``: midway between ``plain`` and ``debias``, added after the first
+four cells' figures) and the released centre ``CENTRE`` (``quantile``: the basic interval's
+midpoint, the code's; ``mean``: the mixture's mean, half-width about it). ``debias/quantile`` is
+the code as it is. All post-processing of the recorded released values; the spread's
+calibration (:mod:`dpstats.estimators.inference.glm_spread`) is kept in every variant.
+Per cell, variant and coefficient: coverage of the model's coefficient, mean and sd of ``z =
+(centre - truth) / se``, median width against the rule before.
 
 **Decision rule** (written before the final figures): over all recorded cells, the variant with
 the fewest (cell, coefficient) coverages outside [0.93, 0.98]; ties by the smallest largest
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -44,29 +48,73 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import glm_coverage as gc  # noqa: E402
 
 from dpstats.estimators.inference import glm as G  # noqa: E402
+from dpstats.estimators.inference.mixture import centred_mixture_covariance  # noqa: E402
 
 Z = 1.959963984540054
 OLD = "debias/quantile"
 VARIANTS = (OLD, "plain/quantile", "mixture/quantile", "debias/mean", "plain/mean",
             "mixture/mean", "half/quantile", "half/mean")
 BAND = (0.93, 0.98)
+#: The plug-ins' mean (:func:`centre_plugins`).
+RULES = ("plain", "mixture", "debias", "half")
+
+
+def centre_plugins(bias, Cs, ridge: float, theta, rule: str, C_rel) -> np.ndarray:
+    """The plug-ins ``bias`` (``(K, p)``, at the plausible ``Cs``) moved to the mean ``rule``
+    says (the spread over ``k`` kept).
+
+    >>> b, Cs = np.array([[-1.0], [-3.0]]), np.array([[[2.0]], [[2.0 / 3.0]]])
+    >>> [float(centre_plugins(b, Cs, 1.0, np.ones(1), r, np.eye(1)).mean()) for r in RULES]
+    [-1.0, -2.0, 0.5, -0.25]
+    """
+    if rule == "mixture":
+        return bias
+    deb = G.debias(bias, -ridge * np.linalg.solve(Cs.mean(axis=0), theta))
+    if rule == "debias":
+        return deb
+    C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel).T) / 2.0
+    plain = bias + (-ridge * np.linalg.solve(C0, theta) - bias.mean(axis=0))[None, :]
+    return plain if rule == "plain" else (plain + deb) / 2.0
+
+
+@contextmanager
+def variant_of(variant: str, C_rel):
+    """``glm.glm_inference`` under ``variant`` for a fit whose released information is
+    ``C_rel``: its ``_ridge_model`` with the plug-ins' mean by :func:`centre_plugins`, its
+    ``exact_covariance`` centred at the quantiles' midpoint or the mixture's mean. The code's
+    own functions are restored on exit; ``debias/quantile`` leaves them as they are."""
+    rule, at = variant.split("/")
+    real_rm, real_ec = G._ridge_model, G.exact_covariance
+
+    def rm(Cs, ridge, theta, priv, corrected=True):
+        _, cov = real_rm(Cs, ridge, theta, priv, corrected)
+        raw = -ridge * np.linalg.solve(Cs, np.broadcast_to(theta, (len(Cs), theta.size))
+                                       [..., None])[..., 0]
+        return centre_plugins(raw, Cs, ridge, theta, rule, C_rel), cov
+
+    def ec(bias, cov, M, shift, centred):
+        if centred and at == "mean":
+            return centred_mixture_covariance(bias, cov, M, shift, basic=False)
+        return real_ec(bias, cov, M, shift, centred)
+
+    if variant != OLD:
+        G._ridge_model, G.exact_covariance = rm, ec
+    try:
+        yield G.glm_inference
+    finally:
+        G._ridge_model, G.exact_covariance = real_rm, real_ec
 
 
 def evaluate(fits: list[dict], variant: str) -> dict:
     """Per fit and coefficient: ``z`` at the released centre, ``hit``, ``width``."""
-    rule, at = variant.split("/")
-    old = G.BIAS_RULE, G.CENTRE_AT
-    G.BIAS_RULE, G.CENTRE_AT = rule, at
-    try:
-        z, width = [], []
-        for f in fits:
-            inf = G.glm_inference("objpert", **f["kw"])
-            se = np.sqrt(np.diag(inf.cov))
-            bias = np.zeros_like(se) if inf.bias is None else np.asarray(inf.bias)
-            z.append((f["est"] - bias - f["beta"]) / se)
-            width.append(2 * Z * se)
-    finally:
-        G.BIAS_RULE, G.CENTRE_AT = old
+    z, width = [], []
+    for f in fits:
+        with variant_of(variant, f["kw"]["C_rel"]) as glm_inference:
+            inf = glm_inference("objpert", **f["kw"])
+        se = np.sqrt(np.diag(inf.cov))
+        bias = np.zeros_like(se) if inf.bias is None else np.asarray(inf.bias)
+        z.append((f["est"] - bias - f["beta"]) / se)
+        width.append(2 * Z * se)
     z = np.array(z)
     return {"z": z, "hit": np.abs(z) <= Z, "width": np.array(width)}
 

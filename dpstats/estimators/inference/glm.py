@@ -70,7 +70,7 @@ import numpy as np
 from ...mechanisms.simulation import released_seed, simulation_noise
 from ..outcome import Inference
 from .gate import GATED
-from .glm_spread import centre_plugins, debias, scale_spread, spread_ratio
+from .glm_spread import scale_spread, spread_ratio
 from .glm_tail import tail_bias, tail_score
 from .mixture import exact_covariance
 from .simulate import symmetric_noise
@@ -81,7 +81,7 @@ __all__ = ["glm_inference", "plausible_curvatures", "error_draws", "OUTPERT_REAS
            "TAIL_CAVEAT", "THRESHOLDS", "DRAWS", "CURVATURE_DRAWS", "COVERS",
            "REFERENCE", "nan_inference", "gated", "fitted_map", "finish_cov",
            "logistic_weights", "perturbation_inference", "debias", "centred_covariance",
-           "fit_seed", "BIAS_RULE", "CENTRE_AT", "centre_plugins"]
+           "fit_seed"]
 
 #: Why output perturbation releases no intervals (measured; see the module docstring).
 OUTPERT_REASON = (
@@ -106,15 +106,6 @@ SPREAD = 1.0
 #: Not where a cut tail's move enters: that width held the move's unmodelled error (skewed
 #: intercept 0.943 -> 0.928 with it; design-notes.md, "dp_glm's simulation seeds").
 AT_RELEASED = True
-#: The mean of the bias plug-ins over the plausible informations (:func:`centre_plugins`):
-#: "plain", the plug-in at the released information ``-r C_rel^-1 theta``; "debias" (the rule
-#: before), the bootstrap's correction ``2 b(C_bar) - mean_k b(C_k)`` (:func:`debias`);
-#: "mixture", ``mean_k b(C_k)`` (:data:`.glm_spread.BIAS_RULES`). design-notes.md, "the
-#: released bias's mean".
-BIAS_RULE = "debias"
-#: The centre of a centred interval: "quantile", the mixture's quantiles' midpoint (the basic
-#: interval); "mean", the mixture's mean, half-width about it (:mod:`.mixture`).
-CENTRE_AT = "quantile"
 #: Smallest ``n_hat * eps`` (released count, the fit's eps) with intervals, per method.
 #: dp_lm DP-GD (squared) at n = 5,000, eps 1 (index 5,000) covered 0.938 with its worst
 #: coefficient at 0.914 (500 replications, benchmarks/coverage.py); n = 20,000 at eps 0.5
@@ -208,6 +199,17 @@ def fit_seed(C_rel, sigma_c: float, theta, threshold: float) -> int:
     return released_seed(C_rel, sigma_c, theta, threshold, salt=SEED)
 
 
+def debias(bias: np.ndarray, at_mean: np.ndarray) -> np.ndarray:
+    """The bias draws ``(K, p)`` (one per plausible curvature) moved so that their mean is the
+    parametric bootstrap's bias-corrected plug-in ``2 b(C_bar) - mean_k b(C_k)``, ``at_mean``
+    = ``b(C_bar)`` at the mean plausible curvature; the spread over ``k`` is kept.
+
+    >>> debias(np.array([[3.0], [5.0]]), np.array([3.5])).ravel().tolist()
+    [2.0, 4.0]
+    """
+    return bias + 2.0 * (np.asarray(at_mean)[None, :] - bias.mean(axis=0, keepdims=True))
+
+
 def plugin_stable(Cs: np.ndarray, ridge: float, theta: np.ndarray) -> bool:
     """Whether the ridge's bias plug-in ``-r C^-1 theta`` is smooth over the plausible
     informations ``Cs``, so the bootstrap's bias correction (:func:`debias`, a mean) can centre
@@ -229,9 +231,8 @@ def plugin_stable(Cs: np.ndarray, ridge: float, theta: np.ndarray) -> bool:
     return bool(np.all(skew <= PLUGIN_SKEW * (q3 - q1) + 1e-12 * (1.0 + np.abs(med))))
 
 
-def _ridge_model(Cs, ridge: float, theta: np.ndarray, priv, corrected: bool = True,
-                 rule: str = "debias", C_rel=None):
-    """Bias (centred by ``rule``, :func:`centre_plugins`) of the ridge minimiser, and the covariance
+def _ridge_model(Cs, ridge: float, theta: np.ndarray, priv, corrected: bool = True):
+    """Bias (bootstrap-corrected, :func:`debias`) of the ridge minimiser, and the covariance
     of the bias-corrected estimate ``theta + r C^-1 theta`` (sampling plus privacy noise;
     ``corrected`` False: of the ridge minimiser itself), per plausible ``C``.
 
@@ -246,7 +247,8 @@ def _ridge_model(Cs, ridge: float, theta: np.ndarray, priv, corrected: bool = Tr
     eye = np.eye(p)
     Hr_inv = np.linalg.inv(Cs + ridge * eye)
     C_inv = np.linalg.inv(Cs)
-    bias = centre_plugins(-ridge * (C_inv @ theta), Cs, ridge, theta, rule, C_rel)
+    bias = -ridge * (C_inv @ theta)
+    bias = debias(bias, -ridge * np.linalg.solve(Cs.mean(axis=0), theta))
     cov = Hr_inv @ Cs @ Hr_inv + priv(Hr_inv)
     if corrected:
         J = eye + ridge * C_inv
@@ -288,7 +290,7 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
         return noise["s"] ** 2 * (Hr_inv @ Hr_inv) + noise["sigma_out"] ** 2 * np.eye(
             theta.size)
     centred = plugin_stable(Cs, ridge, theta)       # centre at params - bias if stable
-    bias, cov = _ridge_model(Cs, ridge, theta, priv, centred, BIAS_RULE, C_rel)
+    bias, cov = _ridge_model(Cs, ridge, theta, priv, corrected=centred)
     bias = scale_spread(bias, spread_ratio(C_rel, Cs, ridge, theta, SPREAD * sigma_c, seed + 1))
     C0 = np.asarray(C_rel, dtype=np.float64)
     C0 = (C0 + C0.T) / 2.0
@@ -299,7 +301,7 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     shift = np.zeros(q)
     if icol is not None:
         shift[icol] = -threshold
-    cov_c, centre = exact_covariance(bias, cov, M, shift, centred, CENTRE_AT == "quantile")
+    cov_c, centre = exact_covariance(bias, cov, M, shift, centred)
     how = CENTRED if centred else ("symmetric intervals holding the bias, as the bias "
                                    "plug-in is unstable over the plausible informations")
     return Inference(

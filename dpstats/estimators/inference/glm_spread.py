@@ -18,7 +18,7 @@ as ``C_rel`` stands to ``C``. At :data:`CENTRES` of the ``C_k`` the spread of ``
 ``rho = IQR b(C_rel - E) / median_k IQR b(C_k - E)`` (the same draws ``E`` at every level:
 their Monte Carlo error cancels) estimates what one level of noise adds, and the
 plug-ins' deviations from their mean are scaled by ``rho`` (at most 1: never widened). Their mean
-(:func:`centre_plugins`, the rule :data:`.glm.BIAS_RULE` says) is kept. Post-processing of released
+(the bootstrap's bias correction, :func:`.glm.debias`) is kept. Post-processing of released
 values (the draws' seed is a function of them); nothing is released or charged.
 
 >>> import numpy as np
@@ -35,10 +35,7 @@ from ...mechanisms.simulation import simulation_noise
 from .simulate import symmetric_noise
 
 __all__ = ["CENTRES", "DRAWS", "spread_ratio", "scale_spread", "level_noise", "level_centres",
-           "level_ratio", "debias", "centre_plugins", "BIAS_RULES"]
-
-#: The rules for the plug-ins' mean (:func:`centre_plugins`; :data:`.glm.BIAS_RULE` picks one).
-BIAS_RULES = ("plain", "mixture", "debias", "half")
+           "level_ratio"]
 
 #: Plausible informations at which the second level is read (evenly spaced among the ``K``).
 CENTRES = 25
@@ -115,33 +112,3 @@ def scale_spread(bias: np.ndarray, rho: np.ndarray) -> np.ndarray:
     """The bias draws ``(K, p)`` with their deviations from their mean scaled by ``rho``."""
     m = bias.mean(axis=0, keepdims=True)
     return m + np.asarray(rho)[None, :] * (bias - m)
-
-
-def debias(bias: np.ndarray, at_mean: np.ndarray) -> np.ndarray:
-    """The bias draws ``(K, p)`` (one per plausible curvature) moved so that their mean is the
-    parametric bootstrap's bias-corrected plug-in ``2 b(C_bar) - mean_k b(C_k)``, ``at_mean``
-    = ``b(C_bar)`` at the mean plausible curvature; the spread over ``k`` is kept.
-
-    >>> debias(np.array([[3.0], [5.0]]), np.array([3.5])).ravel().tolist()
-    [2.0, 4.0]
-    """
-    return bias + 2.0 * (np.asarray(at_mean)[None, :] - bias.mean(axis=0, keepdims=True))
-
-
-def centre_plugins(bias, Cs, ridge: float, theta, rule: str, C_rel=None) -> np.ndarray:
-    """The plug-ins ``bias`` (``(K, p)``, at the plausible ``Cs``) moved to the mean that
-    ``rule`` (:data:`.glm.BIAS_RULE`) says (``"half"``: midway between ``"plain"`` and
-    ``"debias"``); ``"plain"`` and ``"half"`` need the released ``C_rel``.
-
-    >>> b, Cs = np.array([[-1.0], [-3.0]]), np.array([[[2.0]], [[2.0 / 3.0]]])
-    >>> [float(centre_plugins(b, Cs, 1.0, np.ones(1), r, np.eye(1)).mean()) for r in BIAS_RULES]
-    [-1.0, -2.0, 0.5, -0.25]
-    """
-    if rule == "mixture":
-        return bias
-    deb = debias(bias, -ridge * np.linalg.solve(Cs.mean(axis=0), theta))
-    if rule == "debias":
-        return deb
-    C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel).T) / 2.0
-    plain = bias + (-ridge * np.linalg.solve(C0, theta) - bias.mean(axis=0))[None, :]
-    return plain if rule == "plain" else (plain + deb) / 2.0

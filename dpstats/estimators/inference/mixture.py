@@ -141,14 +141,13 @@ def centred_mixture_covariance(bias: np.ndarray, cov: np.ndarray, M: np.ndarray,
 
 
 def exact_covariance(bias: np.ndarray, cov: np.ndarray, M: np.ndarray, shift: np.ndarray,
-                     centred: bool, basic: bool = True
-                     ) -> tuple[np.ndarray, np.ndarray | None]:
+                     centred: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """``(cov, centre)`` of objective perturbation's intervals (:mod:`.glm`) from the mixture,
     exactly (no draws: the fixed-seed draws used before repeated their Monte Carlo error in
     every fit, design-notes.md, "dp_glm's default intervals without fixed-seed draws").
     ``centred``: the basic bootstrap interval (:func:`centred_mixture_covariance` with
-    ``basic``; False: about the mixture's mean); otherwise symmetric about ``params``
-    (:func:`mixture_covariance`) and ``centre`` None.
+    ``basic=True``); otherwise symmetric about ``params`` (:func:`mixture_covariance`) and
+    ``centre`` None.
 
     >>> cov, c = exact_covariance(np.array([[1.0]]), np.array([[[4.0]]]), np.eye(1),
     ...                           np.zeros(1), True)
@@ -156,5 +155,5 @@ def exact_covariance(bias: np.ndarray, cov: np.ndarray, M: np.ndarray, shift: np
     (1.0, 2.0)
     """
     if centred:
-        return centred_mixture_covariance(bias, cov, M, shift, basic=basic)
+        return centred_mixture_covariance(bias, cov, M, shift, basic=True)
     return mixture_covariance(bias, cov, M, shift), None
