@@ -15,7 +15,9 @@ midpoint, the code's; ``mean``: the mixture's mean, half-width about it). ``debi
 the code as it is. All post-processing of the recorded released values; the spread's
 calibration (:mod:`dpstats.estimators.inference.glm_spread`) is kept in every variant.
 Per cell, variant and coefficient: coverage of the model's coefficient, mean and sd of ``z =
-(centre - truth) / se``, median width against the rule before.
+(centre - truth) / se``, median width against the rule before; for fits recorded with
+``--diagnose`` also the coverage and mean z against the exact unpenalised fit of the clipped rows
+(``coverage_box``, ``z_box_mean``: what the intervals say they cover, the box's move left out).
 
 **Decision rule** (written before the final figures): over all recorded cells, the variant with
 the fewest (cell, coefficient) coverages outside [0.93, 0.98]; ties by the smallest largest
@@ -107,7 +109,7 @@ def variant_of(variant: str, C_rel):
 
 def evaluate(fits: list[dict], variant: str) -> dict:
     """Per fit and coefficient: ``z`` at the released centre, ``hit``, ``width``."""
-    z, width = [], []
+    z, width, zb = [], [], []
     for f in fits:
         with variant_of(variant, f["kw"]["C_rel"]) as glm_inference:
             inf = glm_inference("objpert", **f["kw"])
@@ -115,8 +117,13 @@ def evaluate(fits: list[dict], variant: str) -> dict:
         bias = np.zeros_like(se) if inf.bias is None else np.asarray(inf.bias)
         z.append((f["est"] - bias - f["beta"]) / se)
         width.append(2 * Z * se)
+        if "t0" in f:           # against the exact fit of the clipped rows (--diagnose)
+            zb.append((f["est"] - bias - f["kw"]["M"] @ f["t0"]) / se)
     z = np.array(z)
-    return {"z": z, "hit": np.abs(z) <= Z, "width": np.array(width)}
+    out = {"z": z, "hit": np.abs(z) <= Z, "width": np.array(width)}
+    if len(zb) == len(z):
+        out["z_box"] = np.array(zb)
+    return out
 
 
 def table(label: str, reps: int, res: dict) -> pd.DataFrame:
@@ -131,7 +138,10 @@ def table(label: str, reps: int, res: dict) -> pd.DataFrame:
                          "reps": reps, "coverage": r["hit"][:, j].mean(),
                          "z_mean": np.nanmean(zt[:, j]), "z_sd": np.nanstd(zt[:, j]),
                          "width_vs_old": (np.median(r["width"][:, j]) / base[j]
-                                          if base is not None else np.nan)})
+                                          if base is not None else np.nan),
+                         **({"coverage_box": np.mean(np.abs(r["z_box"][:, j]) <= Z),
+                             "z_box_mean": np.mean(r["z_box"][:, j])} if "z_box" in r
+                            else {})})
     return pd.DataFrame(rows)
 
 
@@ -193,7 +203,10 @@ def main(argv=None) -> int:
                   f"({g.coverage.min():.3f}-{g.coverage.max():.3f}) per coef "
                   f"{np.round(g.coverage, 3).tolist()} mean z {np.round(g.z_mean, 2).tolist()}"
                   f" sd z {g.z_sd.min():.2f}-{g.z_sd.max():.2f} width/old "
-                  f"{g.width_vs_old.min():.3f}-{g.width_vs_old.max():.3f}", flush=True)
+                  f"{g.width_vs_old.min():.3f}-{g.width_vs_old.max():.3f}"
+                  + (f" | box fit: coverage {np.round(g.coverage_box, 3).tolist()} mean z "
+                     f"{np.round(g.z_box_mean, 2).tolist()}" if "z_box_mean" in g else ""),
+                  flush=True)
         if a.rows_dir and label.startswith("cell"):
             i = int(label[4:])
             for v, r in res.items():

@@ -6,6 +6,7 @@ that ``glm_bias_variants.py`` rebuilds the intervals under each bias rule withou
 The same seeds as ``glm_intercept_design.py`` (``design_fit``).
 
     nice -n 10 python benchmarks/glm_intercept_record.py 1.0 0.5 500 /tmp/rec_int1_eps0.5.pkl
+    # START (5th argument) and --diagnose (also the exact unpenalised fit of the clipped rows)
 """
 
 import pickle
@@ -20,18 +21,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import glm_intercept_design as g  # noqa: E402
 
 import dpstats.estimators.inference.glm as G  # noqa: E402
+from dpstats.estimators import objpert  # noqa: E402
+from dpstats.estimators.outpert import ridge_fit  # noqa: E402
 
 
-def record(b0: float, eps: float, reps: int, start: int = 0) -> list[dict]:
-    """The fits ``start .. start + reps - 1`` with intervals: ``kw``, ``est``, ``beta``."""
+def record(b0: float, eps: float, reps: int, start: int = 0,
+           diagnose: bool = False) -> list[dict]:
+    """The fits ``start .. start + reps - 1`` with intervals: ``kw``, ``est``, ``beta``; with
+    ``diagnose`` also ``t0``, the exact unpenalised fit of the clipped unit-scale rows (as
+    ``glm_interval_variants.py --diagnose``)."""
     cap: dict = {}
-    real = G.glm_inference
+    real, real_inf = G.glm_inference, objpert._inference
 
     def spy(kind, **kw):
         cap["kw"] = kw
         return real(kind, **kw)
 
-    G.glm_inference = spy
+    def spy_inf(rows, *args):
+        if diagnose:
+            cap["t0"] = ridge_fit(rows.U, rows.y, 0.0, tol=1e-9)
+        return real_inf(rows, *args)
+
+    G.glm_inference, objpert._inference = spy, spy_inf
     out = []
     try:
         for rep in range(start, start + reps):
@@ -39,9 +50,10 @@ def record(b0: float, eps: float, reps: int, start: int = 0) -> list[dict]:
             _, _, beta, fit = g.design_fit(b0, eps, rep)
             if "kw" in cap and np.isfinite(fit.bse.to_numpy()).all():
                 out.append({"kw": cap["kw"], "est": fit.params.to_numpy(), "beta": beta,
-                            "rep": rep, "centre": fit.params_bias_corrected.to_numpy()})
+                            "rep": rep, "centre": fit.params_bias_corrected.to_numpy(),
+                            **({"t0": cap["t0"]} if "t0" in cap else {})})
     finally:
-        G.glm_inference = real
+        G.glm_inference, objpert._inference = real, real_inf
     return out
 
 
@@ -50,7 +62,7 @@ if __name__ == "__main__":
                            sys.argv[4])
     start = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     t0 = time.time()
-    fits = record(b0, eps, reps, start)
+    fits = record(b0, eps, reps, start, diagnose="--diagnose" in sys.argv)
     with open(path, "wb") as fh:
         pickle.dump(fits, fh)
     print(f"intercept {b0} eps {eps}: {len(fits)} of {reps} fits with intervals "
