@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import glm_coverage as gc  # noqa: E402
 
 from dpstats.estimators.inference import glm as G  # noqa: E402
+from dpstats.estimators.inference import glm_spread  # noqa: E402
 from dpstats.estimators.inference.mixture import centred_mixture_covariance  # noqa: E402
 
 Z = 1.959963984540054
@@ -79,8 +80,36 @@ def centre_plugins(bias, Cs, ridge: float, theta, rule: str, C_rel) -> np.ndarra
     return plain if rule == "plain" else (plain + deb) / 2.0
 
 
+def calibrated(bias, Cs, ridge: float, theta, C_rel, sigma: float, seed: int) -> np.ndarray:
+    """Rule ``calib`` (diagnosis only, after the decision): the plug-ins moved to
+    ``b(C_rel) - rho * x1``, ``x1 = mean_k b(C_k) - b(C_rel)`` the convexity excess one level
+    down, ``rho = x1 / x2`` (in [0, 1], per coefficient; 0 where the signs differ) with ``x2``
+    the same excess one level further down (median over :func:`glm_spread.level_centres` of
+    the plausible informations, :func:`glm_spread.level_noise` draws): the excess extrapolated
+    to the released level, as ``glm_spread`` calibrates the spread."""
+    def plug(C):
+        th = np.broadcast_to(theta, (len(C), theta.size))[..., None]
+        return -ridge * np.linalg.solve(C, th)[..., 0]
+    C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel).T) / 2.0
+    b_rel = plug(C0[None])[0]
+    x1 = bias.mean(axis=0) - b_rel
+    E = glm_spread.level_noise(sigma, theta.size, seed)
+    x2 = []
+    for C in glm_spread.level_centres(Cs):
+        Ck = C[None] - E
+        ok = np.linalg.eigvalsh(Ck)[:, 0] > 0
+        if ok.sum() >= glm_spread.MIN_PD:
+            x2.append(plug(Ck[ok]).mean(axis=0) - plug(C[None])[0])
+    if len(x2) < 2:
+        return bias + (b_rel - bias.mean(axis=0))[None, :]
+    x2 = np.median(np.array(x2), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.where(x1 * x2 > 0, np.clip(x1 / x2, 0.0, 1.0), 0.0)
+    return bias + (b_rel - rho * x1 - bias.mean(axis=0))[None, :]
+
+
 @contextmanager
-def variant_of(variant: str, C_rel):
+def variant_of(variant: str, C_rel, sigma_c: float = 0.0, seed: int = 0):
     """``glm.glm_inference`` under ``variant`` for a fit whose released information is
     ``C_rel``: its ``_ridge_model`` with the plug-ins' mean by :func:`centre_plugins`, its
     ``exact_covariance`` centred at the quantiles' midpoint or the mixture's mean. The code's
@@ -92,6 +121,8 @@ def variant_of(variant: str, C_rel):
         _, cov = real_rm(Cs, ridge, theta, priv, corrected)
         raw = -ridge * np.linalg.solve(Cs, np.broadcast_to(theta, (len(Cs), theta.size))
                                        [..., None])[..., 0]
+        if rule == "calib":
+            return calibrated(raw, Cs, ridge, theta, C_rel, G.SPREAD * sigma_c, seed), cov
         return centre_plugins(raw, Cs, ridge, theta, rule, C_rel), cov
 
     def ec(bias, cov, M, shift, centred):
@@ -111,7 +142,9 @@ def evaluate(fits: list[dict], variant: str) -> dict:
     """Per fit and coefficient: ``z`` at the released centre, ``hit``, ``width``."""
     z, width, zb = [], [], []
     for f in fits:
-        with variant_of(variant, f["kw"]["C_rel"]) as glm_inference:
+        kw = f["kw"]
+        seed = G.fit_seed(kw["C_rel"], kw["sigma_c"], kw["theta"], kw["threshold"]) + 2
+        with variant_of(variant, kw["C_rel"], kw["sigma_c"], seed) as glm_inference:
             inf = glm_inference("objpert", **f["kw"])
         se = np.sqrt(np.diag(inf.cov))
         bias = np.zeros_like(se) if inf.bias is None else np.asarray(inf.bias)
