@@ -57,12 +57,24 @@ from dpstats.estimators.inference.mixture import (  # noqa: E402
 VARIANTS = ("sym", "basic", "basic+J", "mean+J", "two+J", "adopted")
 
 
-def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
+def record(method: str, i: int, reps: int, offset: int, save=None) -> list[dict]:
     """Per fit with intervals in cell ``i``: the model's inputs, ``M``, estimate, truth and the
     released interval."""
     cell, seed = gc.CELLS[i], 1000 + 17 * i + offset
     cap: dict = {}
     real_model, real_map, real_pc = D._gd_model, D.fitted_map, D.plausible_curvatures
+    real_curv, real_rss = D.release_curvature_part, D.release_rss_part
+
+    def spy_curv(plan, part, U, w, bound):      # the exact curvature (diagnosis only)
+        cap["exact"] = {"C": (U.T * w) @ U}
+        return real_curv(plan, part, U, w, bound)
+
+    def spy_rss(plan, part, U, y, theta):       # the fit's fixed point and exact RSS
+        t0 = np.linalg.lstsq(U, y, rcond=None)[0]
+        r0, rT = (np.clip(y - U @ t, -1.0, 1.0) for t in (t0, np.asarray(theta)))
+        cap.setdefault("exact", {}).update(t0=t0, rss0=float(r0 @ r0), rssT=float(rT @ rT),
+                                           rss0_raw=float(np.sum((y - U @ t0) ** 2)))
+        return real_rss(plan, part, U, y, theta)
 
     def spy_model(Cs, theta, sigma2, **kw):
         cap.setdefault("model", (Cs, np.array(theta), np.array(sigma2), dict(kw)))
@@ -77,6 +89,7 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
         return real_pc(C_rel, sigma, *a, **kw)
 
     D._gd_model, D.fitted_map, D.plausible_curvatures = spy_model, spy_map, spy_pc
+    D.release_curvature_part, D.release_rss_part = spy_curv, spy_rss
     try:
         rng = np.random.default_rng(seed)
         out = []
@@ -87,14 +100,18 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
             ci = res.conf_int().to_numpy()
             if "M" in cap and res.released and np.isfinite(ci).all():
                 out.append({"model": cap["model"], "M": cap["M"], "beta": beta,
-                            "released": cap.get("released"),
+                            "released": cap.get("released"), "exact": cap.get("exact"),
+                            "rep": r, "clip": res.clip,
                             "est": res.params.to_numpy(), "ci": ci})
             if (r + 1) % gc.PROGRESS == 0:
+                if save is not None:        # the fits so far (a partial cell)
+                    save(out)
                 print(f"    cell {i}: {r + 1}/{reps} fits, {len(out)} with intervals",
                       flush=True)
         return out
     finally:
         D._gd_model, D.fitted_map, D.plausible_curvatures = real_model, real_map, real_pc
+        D.release_curvature_part, D.release_rss_part = real_curv, real_rss
 
 
 def _model(f: dict, **extra):
@@ -200,7 +217,11 @@ def main(argv=None) -> int:
         return 0
     saved = {}
     for i in (int(c) for c in a.cells.split(",")):
-        fits = saved[i] = record(a.method, i, a.reps, a.seed_offset)
+        def partial(fits, i=i):
+            if a.save:
+                pickle.dump({**saved, i: fits}, open(a.save, "wb"))
+
+        fits = saved[i] = record(a.method, i, a.reps, a.seed_offset, partial)
         c = gc.CELLS[i]
         print(f"[{time.time() - t0:6.0f}s] {a.method} cell {i} (n={c['n']:,} p={c['p']} "
               f"eps={c['eps']} {c['cov']}): {len(fits)} fits with intervals")
