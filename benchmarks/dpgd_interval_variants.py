@@ -90,6 +90,16 @@ def record(method: str, i: int, reps: int, offset: int, save=None) -> list[dict]
 
     D._gd_model, D.fitted_map, D.plausible_curvatures = spy_model, spy_map, spy_pc
     D.release_curvature_part, D.release_rss_part = spy_curv, spy_rss
+    import dpstats.estimators.dpgd as E
+    real_inf = E.dpgd_inference
+
+    def spy_inf(loss, plan, U, y, theta, design, *a, **kw):     # the released box and counts
+        cap["design"] = {k: getattr(design, k) for k in (
+            "half", "mid", "clip_lo", "clip_hi", "intercept_col", "kept", "y_mid", "y_half")}
+        cap["design"]["hist"] = getattr(design.bounds, "hist", None)
+        return real_inf(loss, plan, U, y, theta, design, *a, **kw)
+
+    E.dpgd_inference = spy_inf
     try:
         rng = np.random.default_rng(seed)
         out = []
@@ -101,7 +111,7 @@ def record(method: str, i: int, reps: int, offset: int, save=None) -> list[dict]
             if "M" in cap and res.released and np.isfinite(ci).all():
                 out.append({"model": cap["model"], "M": cap["M"], "beta": beta,
                             "released": cap.get("released"), "exact": cap.get("exact"),
-                            "rep": r, "clip": res.clip,
+                            "rep": r, "clip": res.clip, "design": cap.get("design"),
                             "est": res.params.to_numpy(), "ci": ci})
             if (r + 1) % gc.PROGRESS == 0:
                 if save is not None:        # the fits so far (a partial cell)
@@ -112,6 +122,7 @@ def record(method: str, i: int, reps: int, offset: int, save=None) -> list[dict]
     finally:
         D._gd_model, D.fitted_map, D.plausible_curvatures = real_model, real_map, real_pc
         D.release_curvature_part, D.release_rss_part = real_curv, real_rss
+        E.dpgd_inference = real_inf
 
 
 def _model(f: dict, **extra):

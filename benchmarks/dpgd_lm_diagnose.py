@@ -15,7 +15,9 @@ Per coefficient it prints the released intervals' coverage (``code``: from the r
 released intervals), mean and sd of ``z``, each component's mean and sd in its predicted sd,
 and the coverage of intervals rebuilt with one released input replaced by its exact value
 (``oracle-C``: the exact Gram matrix for every plausible one; ``oracle-s``: the exact residual
-variance; both are diagnostics, not rules).
+variance; both are diagnostics, not rules), and the label clip's attenuation estimated from
+released values (:mod:`dpstats.estimators.inference.dpgd_label`) against the sampling part's
+realised mean.
 
     python benchmarks/dpgd_lm_diagnose.py FILE.pkl [--only 8,5]
 
@@ -34,6 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dpstats.estimators.inference.dpgd as D  # noqa: E402
+from dpstats.estimators.inference.dpgd_label import label_clip_bias  # noqa: E402
 from dpstats.estimators.inference.mixture import Z95, mixture_covariance  # noqa: E402
 
 
@@ -63,7 +66,9 @@ def split(f: dict) -> dict:
     s0 = ex["rss0"] / dof
     lo, hi = (f["ci"][:, 0], f["ci"][:, 1])
     se = (hi - lo) / (2 * Z95)
-    bias_k = D._gd_model(Cs, theta, sigma2, **kw)[0] @ M.T
+    b_k = D._gd_model(Cs, theta, sigma2, **kw)[0]
+    bias_k = b_k @ M.T
+    label = label_clip_bias(Cs, theta[None] - b_k, sigma2, len(theta) - 1) @ M.T
     return {
         "z": ((lo + hi) / 2 - beta) / se, "hit": (lo <= beta) & (beta <= hi),
         "samp": est - M @ (theta - t0) - beta,
@@ -73,7 +78,7 @@ def split(f: dict) -> dict:
         "s2_ratio": float(np.mean(sigma2) / s0), "aT": float(aT.max()),
         "se_oracle_C": _se(np.repeat(C[None], len(sigma2), 0), theta, sigma2, kw, M),
         "se_oracle_s": _se(Cs, theta, np.full(len(sigma2), s0), kw, M),
-        "err": est - beta,
+        "err": est - beta, "label": label.mean(axis=0),
     }
 
 
@@ -89,6 +94,7 @@ def report(fits: list[dict]) -> None:
     samp = g["samp"] / g["sd_samp"]
     print(f"  sampling / sd: mean {r3(samp.mean(0))} sd {r3(samp.std(0))}")
     priv = g["priv"] / g["sd_priv"]
+    print(f"  label clip plug-in / sampling sd: mean {r3((g['label'] / g['sd_samp']).mean(0))}")
     print(f"  gradient noise / sd: mean {r3(priv.mean(0))} sd {r3(priv.std(0))}")
     print(f"  descent bias / se: mean {r3((g['bias'] / g['se']).mean(0))}; plug-in minus "
           f"bias / se: mean {r3(((g['plug'] - g['bias']) / g['se']).mean(0))} sd "
