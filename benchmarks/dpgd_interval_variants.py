@@ -57,9 +57,11 @@ from dpstats.estimators.inference.mixture import (  # noqa: E402
 VARIANTS = ("sym", "basic", "basic+J", "mean+J", "two+J", "adopted")
 
 
-def record(method: str, i: int, reps: int, offset: int, save=None) -> list[dict]:
+def record(method: str, i: int, reps: int, offset: int, save=None, first: int = 0
+           ) -> list[dict]:
     """Per fit with intervals in cell ``i``: the model's inputs, ``M``, estimate, truth and the
-    released interval."""
+    released interval (fits ``first`` .. ``reps - 1``; the data before are drawn, not fitted,
+    so the fits are the same as in a run from 0)."""
     cell, seed = gc.CELLS[i], 1000 + 17 * i + offset
     cap: dict = {}
     real_model, real_map, real_pc = D._gd_model, D.fitted_map, D.plausible_curvatures
@@ -105,6 +107,8 @@ def record(method: str, i: int, reps: int, offset: int, save=None) -> list[dict]
         out = []
         for r in range(reps):
             df, beta = gc.simulate(cell, method, rng)
+            if r < first:
+                continue
             cap.clear()
             res = gc.fit(method, df, cell, seed * 1000 + r)
             ci = res.conf_int().to_numpy()
@@ -203,6 +207,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cells", default="0", help="indices into glm_coverage.CELLS")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--seed-offset", type=int, default=0)
+    ap.add_argument("--first", type=int, default=0, help="fit from this replication on")
     ap.add_argument("--save", help="pickle the recorded fits here")
     ap.add_argument("--from", dest="src", help="evaluate fits saved by --save")
     ap.add_argument("--bias-scale", type=float, default=None,
@@ -232,7 +237,7 @@ def main(argv=None) -> int:
             if a.save:
                 pickle.dump({**saved, i: fits}, open(a.save, "wb"))
 
-        fits = saved[i] = record(a.method, i, a.reps, a.seed_offset, partial)
+        fits = saved[i] = record(a.method, i, a.reps, a.seed_offset, partial, a.first)
         c = gc.CELLS[i]
         print(f"[{time.time() - t0:6.0f}s] {a.method} cell {i} (n={c['n']:,} p={c['p']} "
               f"eps={c['eps']} {c['cov']}): {len(fits)} fits with intervals")

@@ -30,13 +30,14 @@ import argparse
 import pickle
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dpstats.estimators.inference.dpgd as D  # noqa: E402
-from dpstats.estimators.inference.dpgd_label import label_clip_bias  # noqa: E402
+from dpstats.estimators.inference.dpgd_label import clip_bias, label_clip_bias  # noqa: E402
 from dpstats.estimators.inference.mixture import Z95, mixture_covariance  # noqa: E402
 
 
@@ -69,6 +70,10 @@ def split(f: dict) -> dict:
     b_k = D._gd_model(Cs, theta, sigma2, **kw)[0]
     bias_k = b_k @ M.T
     label = label_clip_bias(Cs, theta[None] - b_k, sigma2, len(theta) - 1) @ M.T
+    both = label
+    if f.get("design"):
+        d = SimpleNamespace(**f["design"])
+        both = clip_bias(Cs, theta, b_k, sigma2, d, list(d.kept)) @ M.T
     return {
         "z": ((lo + hi) / 2 - beta) / se, "hit": (lo <= beta) & (beta <= hi),
         "samp": est - M @ (theta - t0) - beta,
@@ -78,7 +83,8 @@ def split(f: dict) -> dict:
         "s2_ratio": float(np.mean(sigma2) / s0), "aT": float(aT.max()),
         "se_oracle_C": _se(np.repeat(C[None], len(sigma2), 0), theta, sigma2, kw, M),
         "se_oracle_s": _se(Cs, theta, np.full(len(sigma2), s0), kw, M),
-        "err": est - beta, "label": label.mean(axis=0),
+        "err": est - beta, "label": label.mean(axis=0), "both": both.mean(axis=0),
+        "both_sd": both.std(axis=0),
     }
 
 
@@ -95,6 +101,9 @@ def report(fits: list[dict]) -> None:
     print(f"  sampling / sd: mean {r3(samp.mean(0))} sd {r3(samp.std(0))}")
     priv = g["priv"] / g["sd_priv"]
     print(f"  label clip plug-in / sampling sd: mean {r3((g['label'] / g['sd_samp']).mean(0))}")
+    print(f"  label and box plug-in / sampling sd: mean {r3((g['both'] / g['sd_samp']).mean(0))}"
+          f" sd over fits {r3((g['both'] / g['sd_samp']).std(0))}, over plausible "
+          f"curvatures (median) {r3(np.median(g['both_sd'] / g['sd_samp'], axis=0))}")
     print(f"  gradient noise / sd: mean {r3(priv.mean(0))} sd {r3(priv.std(0))}")
     print(f"  descent bias / se: mean {r3((g['bias'] / g['se']).mean(0))}; plug-in minus "
           f"bias / se: mean {r3(((g['plug'] - g['bias']) / g['se']).mean(0))} sd "
