@@ -104,6 +104,7 @@ def main(argv=None) -> int:
     ap.add_argument("--csv-dir", default=None)
     ap.add_argument("--csv-variant", default="label", choices=VARIANTS)
     ap.add_argument("--source", default="dpgd_lm_variants.py on s16 recorded fits")
+    ap.add_argument("--reps", type=int, default=500, help="replications recorded per cell")
     a = ap.parse_args(argv)
     tally = {v: [0, 0.0, []] for v in VARIANTS}
     for i, fits in load(a.src).items():
@@ -129,7 +130,7 @@ def main(argv=None) -> int:
                   f"{np.round(s['z'].mean(0), 2).tolist()}  sd z "
                   f"{np.round(s['z'].std(0), 2).tolist()}", flush=True)
         if a.csv_dir:
-            write_csv(i, fits, scores(fits, a.csv_variant), a.csv_dir, a.source)
+            write_csv(i, fits, scores(fits, a.csv_variant), a.csv_dir, a.source, a.reps)
     keys = {}
     for v in ("rule", "label", "clip"):
         if tally[v][0] < 0:
@@ -143,16 +144,22 @@ def main(argv=None) -> int:
     return 0
 
 
-def write_csv(i: int, fits: list[dict], s: dict, out_dir: str, source: str) -> None:
+def write_csv(i: int, fits: list[dict], s: dict, out_dir: str, source: str, total: int
+              ) -> None:
     """One row in coverage.py's columns for cell ``i`` (module docstring)."""
-    import coverage as cv  # coverage.py's row builder (imports its families)
+    import importlib.util
+
     import pandas as pd
+
+    spec = importlib.util.spec_from_file_location(     # coverage.py's row builder (a script,
+        "coverage_script", Path(__file__).parent / "coverage.py")   # not the package)
+    cv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cv)
 
     cell, reps = gc.CELLS[i], len(fits)
     seed = 1000 + 17 * i + 900
     rng = np.random.default_rng(seed)
     by_rep = {f["rep"]: f for f in fits}
-    total = max(by_rep) + 1
     base, box = [], {}
     for r in range(total):
         df, beta = gc.simulate(cell, "lm-dpgd", rng)
@@ -177,7 +184,7 @@ def write_csv(i: int, fits: list[dict], s: dict, out_dir: str, source: str) -> N
     row = cv._row("glm", name, "linear", "lm-dpgd", settings, total, has, z, ratio,
                   float("nan"), zb)
     row["source"] = source
-    path = Path(out_dir) / f"glm_lm-dpgd_{NAMES.get(i, name)}_s16_{reps}.csv"
+    path = Path(out_dir) / f"glm_lm-dpgd_{NAMES.get(i, name)}_s16_{total}.csv"
     pd.DataFrame([row]).to_csv(path, index=False)
     print(f"  wrote {path} ({reps} fits with intervals of {total})")
 
