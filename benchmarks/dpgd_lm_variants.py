@@ -1,5 +1,5 @@
-"""dp_lm DP-GD's intervals with and without the label clip's attenuation held by width, on the
-same recorded fits (issue 16; design-notes.md, "dp_lm DP-GD: the label clip's attenuation").
+"""dp_lm DP-GD's intervals with and without the clips' bias held by width, on the same recorded
+fits (issue 16; design-notes.md, "dp_lm DP-GD: the label clip's attenuation and the box's cut").
 
 Reads fits recorded by ``dpgd_interval_variants.py --method lm-dpgd --save FILE.pkl`` (one or
 more files; cells by ``glm_coverage.CELLS`` index) and rebuilds each fit's symmetric interval:
