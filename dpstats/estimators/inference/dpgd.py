@@ -391,7 +391,7 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
                 f"descent, plus sampling error from the private curvature"
                 + ("" if logistic else " and residual sum of squares")
                 + " and the unfinished descent's bias" + ("" if logistic or not CLIP_BIAS else
-                                                          " and the clips' bias")
+                                                          " and the label's and inputs' clipping")
                 + f", as a Gaussian mixture over "
                 f"{CURVATURE_DRAWS} plausible curvatures (its 95% quantiles computed exactly, "
                 f"no draws; " + (CENTRED if centred else UNCENTRED) + ")"))
