@@ -57,12 +57,26 @@ from dpstats.estimators.inference.mixture import (  # noqa: E402
 VARIANTS = ("sym", "basic", "basic+J", "mean+J", "two+J", "adopted")
 
 
-def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
+def record(method: str, i: int, reps: int, offset: int, save=None, first: int = 0
+           ) -> list[dict]:
     """Per fit with intervals in cell ``i``: the model's inputs, ``M``, estimate, truth and the
-    released interval."""
+    released interval (fits ``first`` .. ``reps - 1``; the data before are drawn, not fitted,
+    so the fits are the same as in a run from 0)."""
     cell, seed = gc.CELLS[i], 1000 + 17 * i + offset
     cap: dict = {}
     real_model, real_map, real_pc = D._gd_model, D.fitted_map, D.plausible_curvatures
+    real_curv, real_rss = D.release_curvature_part, D.release_rss_part
+
+    def spy_curv(plan, part, U, w, bound):      # the exact curvature (diagnosis only)
+        cap["exact"] = {"C": (U.T * w) @ U}
+        return real_curv(plan, part, U, w, bound)
+
+    def spy_rss(plan, part, U, y, theta):       # the fit's fixed point and exact RSS
+        t0 = np.linalg.lstsq(U, y, rcond=None)[0]
+        r0, rT = (np.clip(y - U @ t, -1.0, 1.0) for t in (t0, np.asarray(theta)))
+        cap.setdefault("exact", {}).update(t0=t0, rss0=float(r0 @ r0), rssT=float(rT @ rT),
+                                           rss0_raw=float(np.sum((y - U @ t0) ** 2)))
+        return real_rss(plan, part, U, y, theta)
 
     def spy_model(Cs, theta, sigma2, **kw):
         cap.setdefault("model", (Cs, np.array(theta), np.array(sigma2), dict(kw)))
@@ -77,24 +91,42 @@ def record(method: str, i: int, reps: int, offset: int) -> list[dict]:
         return real_pc(C_rel, sigma, *a, **kw)
 
     D._gd_model, D.fitted_map, D.plausible_curvatures = spy_model, spy_map, spy_pc
+    D.release_curvature_part, D.release_rss_part = spy_curv, spy_rss
+    import dpstats.estimators.dpgd as E
+    real_inf = E.dpgd_inference
+
+    def spy_inf(loss, plan, U, y, theta, design, *a, **kw):     # the released box and counts
+        cap["design"] = {k: getattr(design, k) for k in (
+            "half", "mid", "clip_lo", "clip_hi", "intercept_col", "kept", "y_mid", "y_half")}
+        cap["design"]["hist"] = getattr(design.bounds, "hist", None)
+        return real_inf(loss, plan, U, y, theta, design, *a, **kw)
+
+    E.dpgd_inference = spy_inf
     try:
         rng = np.random.default_rng(seed)
         out = []
         for r in range(reps):
             df, beta = gc.simulate(cell, method, rng)
+            if r < first:
+                continue
             cap.clear()
             res = gc.fit(method, df, cell, seed * 1000 + r)
             ci = res.conf_int().to_numpy()
             if "M" in cap and res.released and np.isfinite(ci).all():
                 out.append({"model": cap["model"], "M": cap["M"], "beta": beta,
-                            "released": cap.get("released"),
+                            "released": cap.get("released"), "exact": cap.get("exact"),
+                            "rep": r, "clip": res.clip, "design": cap.get("design"),
                             "est": res.params.to_numpy(), "ci": ci})
             if (r + 1) % gc.PROGRESS == 0:
+                if save is not None:        # the fits so far (a partial cell)
+                    save(out)
                 print(f"    cell {i}: {r + 1}/{reps} fits, {len(out)} with intervals",
                       flush=True)
         return out
     finally:
         D._gd_model, D.fitted_map, D.plausible_curvatures = real_model, real_map, real_pc
+        D.release_curvature_part, D.release_rss_part = real_curv, real_rss
+        E.dpgd_inference = real_inf
 
 
 def _model(f: dict, **extra):
@@ -175,6 +207,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cells", default="0", help="indices into glm_coverage.CELLS")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--seed-offset", type=int, default=0)
+    ap.add_argument("--first", type=int, default=0, help="fit from this replication on")
     ap.add_argument("--save", help="pickle the recorded fits here")
     ap.add_argument("--from", dest="src", help="evaluate fits saved by --save")
     ap.add_argument("--bias-scale", type=float, default=None,
@@ -200,7 +233,11 @@ def main(argv=None) -> int:
         return 0
     saved = {}
     for i in (int(c) for c in a.cells.split(",")):
-        fits = saved[i] = record(a.method, i, a.reps, a.seed_offset)
+        def partial(fits, i=i):
+            if a.save:
+                pickle.dump({**saved, i: fits}, open(a.save, "wb"))
+
+        fits = saved[i] = record(a.method, i, a.reps, a.seed_offset, partial, a.first)
         c = gc.CELLS[i]
         print(f"[{time.time() - t0:6.0f}s] {a.method} cell {i} (n={c['n']:,} p={c['p']} "
               f"eps={c['eps']} {c['cov']}): {len(fits)} fits with intervals")

@@ -35,8 +35,11 @@ descent contracts faster than ``A`` says and the linearised bias is too large: i
 :data:`BIAS_SCALE` (0.92; with the exact curvature the realised bias was 0.77-0.9 of the
 linearised one); and the plausible curvatures' bias draws get the bootstrap's bias correction
 (:func:`dpstats.estimators.inference.glm.debias`). Without them glm DP-GD at n = 20,000, p = 5,
-eps 1 covered 0.989. Squared loss keeps both off: its linearisation is exact and its cells
-covered 0.94-0.98 without them.
+eps 1 covered 0.989. Squared loss keeps both off (its linearisation is exact); its plug-ins
+carry the **clips' bias** instead (:data:`CLIP_BIAS`, :mod:`.dpgd_label`): the descent
+converges to the fit of the label clipped to its released range on the inputs clipped to the
+box, whose slopes fall short of the model's by the share of clipped labels and steepen where
+the box cuts a normal covariate's tails; estimated for normal inputs and errors, held by width.
 
 The logistic plug-ins' spread over the plausible curvatures can be calibrated one bootstrap
 level down (:data:`SPREAD_CALIBRATED`, :mod:`.dpgd_spread`; measured, not adopted): at eps <= 1
@@ -51,19 +54,13 @@ error in every fit, 2.5-3% short at two fitted columns, which left dp_lm DP-GD w
 predictor at 0.927-0.940 (design-notes.md, "DP-GD's p = 1 under-coverage").
 
 **Centring at the bias-corrected estimate: measured, not adopted** (:data:`CENTRE`, off for
-both losses; :func:`~.mixture.centred_mixture_covariance`). Where the plug-ins are stable
-(:func:`plugin_stable`) the interval can be centred at ``params - bias`` (``bias`` the
-mixture's mean), with the exact symmetric 95% half-width about it and the privacy part of the
-bias-corrected estimate (``replug`` with the scaled plug-in's gain); for the logistic loss
-the mixture then also holds the bias along the path's curvature (:data:`PATH`,
-:mod:`.dpgd_path`) in equal weight with the linearised one. For the logistic loss this
-cut the width 8% to 3x, but its worst coefficients fell below 0.93 at eps 4 and n = 1e5 (the
-bias scale over-corrects there; with the path model mixed in, the bias is gone at eps 4 but the
-worst coefficients were still 0.90-0.91 on development fits), where the symmetric interval,
-which holds the bias by width, only over-covers; for the squared loss the worst coefficient
-fell to 0.835 (design-notes.md, "Logistic DP-GD's intervals centred", "DP-GD's descent bias
-along the path"). The symmetric interval (the 95% half-width of ``|error|``, bias included)
-is what DP-GD releases.
+both losses; :func:`~.mixture.centred_mixture_covariance`): where the plug-ins are stable
+(:func:`plugin_stable`) the interval can be centred at ``params - bias`` with the spread of
+the bias-corrected estimate (``replug``; logistic: with the path's bias, :data:`PATH`, in
+equal weight). It cut the logistic width 8% to 3x, but the worst coefficients fell below 0.93
+at eps 4 and n = 1e5, the squared loss's to 0.835 (design-notes.md, "Logistic DP-GD's
+intervals centred", "DP-GD's descent bias along the path"). DP-GD releases the symmetric
+interval (the 95% half-width of ``|error|``, bias included).
 
 Gated when the curvature is too noisy, or when the descent had not converged
 (``max a^T > MAX_LEFT[loss]``: the bias plug-in would dominate), both read from released
@@ -87,6 +84,7 @@ import numpy as np
 from ...mechanisms.curvature import release_curvature_part, release_rss_part
 from ...mechanisms.simulation import simulation_noise
 from ..outcome import Inference
+from .dpgd_label import clip_bias
 from .dpgd_path import path_bias
 from .dpgd_spread import spread_scale
 from .glm import (
@@ -108,18 +106,16 @@ from .mixture import centred_mixture_covariance, mixture_covariance
 
 __all__ = ["WEIGHT", "RSS_PART", "MAX_LEFT", "BIAS_SCALE", "plan_parts", "dpgd_inference",
            "COVERS", "tail_reach", "plugin_stable", "CENTRE", "CENTRED", "UNCENTRED",
-           "TAIL_GATE", "PATH", "SPREAD_CALIBRATED"]
+           "TAIL_GATE", "PATH", "SPREAD_CALIBRATED", "CLIP_BIAS"]
 
 #: Share of DP-GD's Gaussian-DP budget (``mu^2``) for the inference parts.
 WEIGHT = 0.05
 #: Of that, the residual sum of squares' share (squared loss only).
 RSS_PART = 0.4
 #: Largest ``a^T`` (share of the distance from 0 not yet covered) with intervals, per loss.
-#: Squared loss 0.2: its released fits with 0.2-0.3 left were the skewed-covariate ones and
-#: covered 0.72-0.74 (benchmarks/coverage.py; design-notes.md, "The remaining interval
-#: misses"); logistic fits in that band over-cover (0.99), so theirs stays 0.3. (Those misses
-#: were the box's clipping bias, now withheld by :data:`TAIL_GATE`; with the box truth the
-#: same fits covered 0.98-0.99. 0.2 is kept: not re-measured without it.)
+#: Squared loss 0.2: its fits with 0.2-0.3 left were the skewed-covariate ones and covered
+#: 0.72-0.74 (design-notes.md, "The remaining interval misses"; the box's clipping bias, now
+#: withheld by :data:`TAIL_GATE`; 0.2 not re-measured since); logistic fits there over-cover.
 MAX_LEFT = {"logistic": 0.3, "squared": 0.2}
 #: Factor on the linearised unfinished-descent bias, per loss (logistic: the curvature along
 #: the path exceeds the end point's; 0.92 put glm DP-GD's coefficients in [0.94, 0.98] at
@@ -143,22 +139,22 @@ PATH = {"logistic": True, "squared": False}
 #: values; above that rate its far edge stays below 3).
 TAIL_GATE = {"far": 3.0, "ratio": 2.2, "near": 0.5}
 #: Whether the logistic bias plug-ins' spread over the plausible curvatures is calibrated one
-#: bootstrap level down (:mod:`.dpgd_spread`; design-notes.md, "Logistic DP-GD's plug-in
-#: spread"). Off: the spread is 1.75-2.7x (eps 1) and 5-13x (eps 0.5) the realised error of
-#: the plug-in, and calibrated the centre covered 0.948 (0.940-0.965) over 398 fits, but at
-#: eps 0.5 x0 fell to 0.916 (203 fits): the gate's selection leaves the released fits' bias
-#: above the plug-in, which the over-spread had held.
+#: bootstrap level down (:mod:`.dpgd_spread`). Off: calibrated, eps 0.5's x0 fell to 0.916 (203
+#: fits; design-notes.md, "Logistic DP-GD's plug-in spread").
 SPREAD_CALIBRATED = False
+#: Which clip bias squared-loss plug-ins add (:mod:`.dpgd_label`, with an intercept): None, the
+#: label clip's attenuation ("label") or that and the box's cut ("box"). Over 500 fits of six
+#: cells (glm_coverage.py's design) None left 3 coefficients outside [0.93, 0.98] (binary
+#: 0.928, its slopes 0.2-0.35 sampling sd short), "label" 5 (eps 0.5 up to 0.992: a Gaussian
+#: box's cut steepens the slopes), "box" 1 (n = 1e5's x3 0.928; design-notes.md, "dp_lm
+#: DP-GD: the label clip's attenuation and the box's cut").
+CLIP_BIAS = "box"
 #: Whether a loss's intervals are centred at the bias-corrected estimate where the plug-in
-#: is stable. Off for both: centred, logistic DP-GD's worst coefficients fell below the target
-#: (eps 4: 0.922 over 500 fits; n = 1e5: 0.880 over 50, 0.910 over 100) because the logistic
-#: bias scale over-corrects there (the realised bias is 0.79-0.98 of the plug-in), while the
-#: symmetric interval only over-covers (centre 0.990, eps 0.5 0.984); the squared loss's worst
-#: coefficient fell to 0.835 (design-notes.md, "Logistic DP-GD's intervals centred"). With the
-#: path model mixed in (:data:`PATH`) the bias is removed at eps 4 (mean z -0.06 to 0.17) but
-#: the centred intervals still fell to 0.90-0.91 on 100-150 development fits (eps 1, eps 4,
-#: p = 1), to 0.930 over 500 benchmark fits at eps 4 and 0.920 over 200 at n = 1e5, where the
-#: variance, not the bias, is short (design-notes.md, "DP-GD's descent bias along the path").
+#: is stable. Off for both (module docstring): centred, logistic DP-GD's worst coefficients
+#: fell to 0.922 at eps 4 (500 fits) and 0.880-0.910 at n = 1e5 (the bias scale over-corrects
+#: there; with the path model mixed in, :data:`PATH`, 0.930 at eps 4 and 0.920 at n = 1e5, the
+#: variance short), the squared loss's to 0.835 (design-notes.md, "Logistic DP-GD's intervals
+#: centred", "DP-GD's descent bias along the path").
 CENTRE = {"logistic": False, "squared": False}
 #: How the intervals are built where the bias plug-in is stable (:func:`plugin_stable`),
 #: and elsewhere.
@@ -170,9 +166,10 @@ COVERS = {
                  "box (the model's coefficients when the box holds the data), given the design "
                  "and the selected terms; the sampling part assumes the logistic model holds"
                  + TAIL_CAVEAT),
-    "squared": ("the least-squares coefficients of the label clipped to its released range on "
-                "the inputs clipped to the released box, given the design and the selected "
-                "terms; the sampling part assumes constant error variance" + TAIL_CAVEAT),
+    "squared": ("the least-squares coefficients of the model, given the design and the "
+                "selected terms, the clips of the label to its released range and of the "
+                "inputs to the released box held as a bias estimated for normal inputs and "
+                "errors; the sampling part assumes constant error variance" + TAIL_CAVEAT),
 }
 
 
@@ -315,6 +312,15 @@ def _centred_model(Cs, tk, sigma2, bias, kw, loss, icol):
     return np.r_[bias, b_path], np.r_[cov, cov]
 
 
+def _residual_variances(rss, dof: float, K: int) -> np.ndarray:
+    """``K`` plausible residual variances (unit scale) from the released clipped RSS
+    ``(value, sigma)`` (its noise, public seed); ones for the logistic loss (``rss`` None)."""
+    if rss is None:
+        return np.ones(K)
+    z = simulation_noise({"r": (K,)}, seed=SEED + 2)["r"]
+    return np.maximum(rss[0] - rss[1] * z, 0.0) / max(dof, 1.0)
+
+
 def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float, T: int,
                    sigma_g: float, n_hat: float, eps: float, share: float,
                    to_original, exempt=()) -> Inference:
@@ -350,16 +356,12 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
                                "slopes differ from the model's by more than the interval "
                                "allows; public bounds that hold the data give intervals",
                      "mu^2")
-    K = Cs.shape[0]
-    if logistic:
-        sigma2 = np.ones(K)
-    else:
-        dof = max(n_hat - len(kept), 1.0)
-        z = simulation_noise({"r": (K,)}, seed=SEED + 2)["r"]
-        sigma2 = np.maximum(rss[0] - rss[1] * z, 0.0) / dof
+    sigma2 = _residual_variances(rss, n_hat - len(kept), Cs.shape[0])
     kw = dict(lr=lr, sigma_g=sigma_g, T=T, n_hat=n_hat)
     bias, cov, left = _gd_model(Cs, tk, sigma2, **kw, bias_scale=BIAS_SCALE[loss],
                                 corrected=logistic, replug=not logistic)
+    if not logistic and CLIP_BIAS and design.intercept_col is not None:
+        bias = bias + clip_bias(Cs, tk, bias, sigma2, design, kept, box=CLIP_BIAS == "box")
     if left > MAX_LEFT[loss]:
         return gated(q, share, f"intervals not released: DP-GD's {T} steps had not converged "
                                f"(a share {left:.2f} of the way from 0 was left in the slowest "
@@ -367,9 +369,6 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
                                f"lr give intervals)", "mu^2")
     if logistic and SPREAD_CALIBRATED:      # the plug-ins' spread one level down (.dpgd_spread)
         bias = _calibrated(bias, C_rel, Cs, tk, sigma_c, kw)
-    # centred for the logistic loss only: dp_lm's DP-GD centred covered 0.835 for its worst
-    # coefficient in benchmarks/coverage.py's lm centre (design-notes.md, "DP-GD's intervals
-    # centred")
     centred = CENTRE[loss] and plugin_stable(bias)
     if centred:
         bias, cov = _centred_model(Cs, tk, sigma2, bias, kw, loss,
@@ -391,7 +390,9 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
         method=(f"the {T} noisy gradient steps' noise propagated through the linearised "
                 f"descent, plus sampling error from the private curvature"
                 + ("" if logistic else " and residual sum of squares")
-                + f" and the unfinished descent's bias, as a Gaussian mixture over "
+                + " and the unfinished descent's bias" + ("" if logistic or not CLIP_BIAS else
+                                                          " and the label's and inputs' clipping")
+                + f", as a Gaussian mixture over "
                 f"{CURVATURE_DRAWS} plausible curvatures (its 95% quantiles computed exactly, "
                 f"no draws; " + (CENTRED if centred else UNCENTRED) + ")"))
     return finish_cov(inf, design.dropped)
