@@ -64,18 +64,6 @@ def _clipped_moments(mu, tau):
     return m1, np.maximum(m2 - m1 * m1, 1e-300), 1.0 - inside
 
 
-def _clipped_moments(mu, tau):
-    """Mean and variance of ``clip(Y, -1, 1)``, ``Y ~ N(mu, tau^2)``, and ``P(|Y| > 1)``."""
-    a, b = (-1.0 - mu) / tau, (1.0 - mu) / tau
-    pa, pb = ndtr(a), ndtr(b)
-    fa, fb = np.exp(-0.5 * a * a) / _SQRT_2PI, np.exp(-0.5 * b * b) / _SQRT_2PI
-    inside = pb - pa
-    m1 = -pa + (1.0 - pb) + mu * inside + tau * (fa - fb)
-    m2 = pa + (1.0 - pb) + mu * mu * inside + 2.0 * mu * tau * (fa - fb) \
-        + tau * tau * (inside + a * fa - b * fb)
-    return m1, np.maximum(m2 - m1 * m1, 1e-300), 1.0 - inside
-
-
 def _unclipped(m_c, v_c, steps: int):
     """``(mu, tau, pi)`` of the normal whose clip to ``[-1, 1]`` has mean ``m_c`` and variance
     ``v_c`` (fixed-point steps; ``pi`` the clipped share, at most 0.5)."""
