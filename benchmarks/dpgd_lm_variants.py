@@ -67,7 +67,9 @@ def interval(f: dict, variant: str) -> tuple[np.ndarray, np.ndarray]:
     if variant == "label":
         bias = bias + label_clip_bias(Cs, theta[None] - bias, sigma2, Cs.shape[1] - 1)
     if variant == "clip":
-        design = SimpleNamespace(**f["design"])
+        fields = dict(f["design"])      # the recorded design, its histogram as the library's
+        hist = fields.pop("hist", None)
+        design = SimpleNamespace(**fields, bounds=SimpleNamespace(hist=hist))
         bias = bias + clip_bias(Cs, theta, bias, sigma2, design, list(design.kept))
     q = f["M"].shape[0]
     se = np.sqrt(np.diag(mixture_covariance(bias, cov, f["M"], np.zeros(q))))

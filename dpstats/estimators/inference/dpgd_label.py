@@ -148,7 +148,7 @@ def clip_bias(Cs, theta, bias, sigma2, design, kept, box: bool = True) -> np.nda
     ``Cs`` (:func:`label_clip_bias`; with ``box``, the box's cut from :func:`box_cut`);
     ``theta`` the released coefficients and ``bias`` the descent's plug-ins ``(K, p)`` (unit
     scale; the intercept last in ``kept``)."""
-    hist = getattr(design.bounds, "hist", None) if hasattr(design, "bounds") else design.hist
+    hist = getattr(design.bounds, "hist", None)     # the released log-histogram (.glm_tail)
     tails = box_cut(hist, design, kept) if box else None
     return label_clip_bias(Cs, np.asarray(theta, dtype=np.float64)[None] - bias, sigma2,
                            len(kept) - 1, tails)
