@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._kernels.row_sums import tdot
 from ..estimators.screening import PrivateScreener
 from .passes import GramPass, reduce_frame
 
@@ -54,7 +55,7 @@ class FWPass:
         t = ys if self.loss == "squared" else 2.0 * ys - 1.0
         u = Xs @ self.w
         r = _derivative(u, t, self.loss)
-        out = {"g": Xs.T @ r}
+        out = {"g": tdot(Xs, r)}
         if self.screen:
             out["B"], out["uu"] = np.array([u @ r]), np.array([u @ u])
         if self.norms:

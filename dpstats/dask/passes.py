@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._kernels.row_sums import tdot
 from ..formula.discovery import level_histograms
 from ..mechanisms.bounds import to_unit
 from ..mechanisms.centre import CELL_KEYS, cells_from_counts, merge_cells
@@ -256,8 +257,8 @@ class GramPass:
         if self.theta is not None:         # one boosting round: X'clip(y_r - X_r theta, -1, 1)
             Xr, yr = (Xs, ys) if self.unclipped is None else \
                 self.mapped(pdf, raw, clip=self.unclipped)
-            return {"grad": Xs.T @ np.clip(yr - Xr @ self.theta, -1.0, 1.0)}
-        return {"gram": Xs.T @ Xs, "xty": Xs.T @ ys}
+            return {"grad": tdot(Xs, np.clip(yr - Xr @ self.theta, -1.0, 1.0))}
+        return {"gram": tdot(Xs, Xs), "xty": tdot(Xs, ys)}
 
 
 #: A partition's group sums are taken in two halves of its rows, on two threads, when it has

@@ -71,6 +71,7 @@ import math
 
 import numpy as np
 
+from .._kernels.row_sums import tdot
 from ..errors import ValidationError
 from ..mechanisms import private_count
 from ..mechanisms.accountant import Ledger
@@ -175,7 +176,7 @@ def _gradient_sum(U, y, theta, loss: str, clip: float) -> np.ndarray:
         r = eta - y
     norms = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", U, U))
     scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-    return U.T @ (r * scale)
+    return tdot(U, r * scale)
 
 
 def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float, delta: float,

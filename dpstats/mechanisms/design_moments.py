@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._kernels.row_sums import compensated_add
 from .accountant import Ledger
 from .additive import laplace
 
@@ -95,10 +96,11 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
     else:
         parts = map(block, starts)
     s1, s2 = np.zeros(k), np.zeros((k, k))
-    for a, b in parts:
-        s1 += a
-        s2 += b
-    return s1, s2
+    c1, c2 = np.zeros(k), np.zeros((k, k))
+    for a, b in parts:                 # compensated: the error does not grow with the blocks
+        compensated_add(s1, c1, a)     # (dpstats._kernels.row_sums)
+        compensated_add(s2, c2, b)
+    return s1 + c1, s2 + c2
 
 
 def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: float,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels.row_sums import tdot
 from .accountant import Ledger
 from .additive import analytic_gaussian_sigma, gaussian
 
@@ -41,7 +42,7 @@ def clipped_meat(X: np.ndarray, r: np.ndarray, bound: float) -> np.ndarray:
     with np.errstate(divide="ignore"):
         cap = np.where(norm2 > 0, float(bound) / norm2, np.inf)
     q = np.minimum(np.asarray(r, dtype=np.float64) ** 2, cap)
-    return (X * q[:, None]).T @ X
+    return tdot(X * q[:, None], X)
 
 
 def meat_sigma(bound: float, eps: float, delta: float) -> float:

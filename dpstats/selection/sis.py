@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from .._kernels.row_sums import tdot
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.bounds import Bounds, parse_bounds, private_bounds, to_unit
 from ..mechanisms.lipschitz import lipschitz_topk
@@ -84,7 +85,7 @@ def sis_scores(X, y, bounds: Bounds) -> np.ndarray:
     """
     xs = to_unit(X, bounds.x_lo, bounds.x_hi)
     ys = to_unit(y, bounds.y_lo, bounds.y_hi)
-    return np.abs(xs.T @ ys)
+    return np.abs(tdot(xs, ys))
 
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger | None = None,
