@@ -11,7 +11,7 @@ import statsmodels.api as sm
 
 from dpstats.api.glm import dp_glm
 from dpstats.errors import ValidationError
-from dpstats.estimators.glm_auto import rows_needed
+from dpstats.estimators.glm_auto import choose, objpert_rows, rows_needed
 
 
 def _frame(n, seed, b0=0.3, slopes=(1.5, -1.0)):
@@ -46,6 +46,21 @@ def test_summary_says_what_was_chosen_and_why(n, chosen, words):
     text = " ".join(str(fit.summary()).split())
     assert fit.released and f"{chosen} (chosen by method='auto')" in text
     assert f"method='auto' chose {words} ('{chosen}')" in text
+
+
+def test_switch_to_objpert_derived_on_coefficient_error():
+    """benchmarks/glm_auto_switch.py: at 5,000 rows, 5 predictors and eps 1 (design note 75's
+    cell) objective perturbation's coefficients were far closer (median RMSE 0.068 against
+    0.236); the accuracy-derived switch (1500 / mu, 5,864 rows) ran output perturbation
+    there. More columns need more rows."""
+    fit = dp_glm("y ~ .", _frame(5_000, 3, slopes=(0.6, -0.5, 0.4, -0.3, 0.2)), eps=1.0,
+                 select=None, random_state=3)
+    assert fit.released and fit.method == "objpert"
+    assert fit.n_noisy < 1500 / 0.2558
+    assert choose(4_000.0, 6, 0.95, 1e-5)[0] == "objpert"
+    assert choose(4_000.0, 11, 0.95, 1e-5)[0] == "outpert"
+    assert objpert_rows(2, 0.95, 1e-5) < objpert_rows(6, 0.95, 1e-5) < objpert_rows(
+        11, 0.95, 1e-5)
 
 
 def test_auto_takes_no_method_options():

@@ -148,7 +148,7 @@ def test_auto_choice_reads_only_released_and_public_values(monkeypatch):
                                     n_noisy=n_hat, intercept_col=0)
             assert est.released is expect
             assert est.details["method"] == ("outpert" if expect else None)
-    rich = int(np.ceil(glm_auto.OBJPERT_CONSTANT / glm_auto.gdp_mu(1.0, 1e-5)))
+    rich = glm_auto.objpert_rows(3, 1.0, 1e-5)
     for n_hat, method in ((rich - 1.0, "outpert"), (float(rich), "objpert")):
         est = glm_auto.estimate(X_small, y_small, eps=1.0, delta=1e-5,
                                 rng=np.random.default_rng(0), n_noisy=n_hat, intercept_col=0)
