@@ -84,7 +84,7 @@ import numpy as np
 from ...mechanisms.curvature import release_curvature_part, release_rss_part
 from ...mechanisms.simulation import simulation_noise
 from ..outcome import Inference
-from .dpgd_label import clip_model
+from .dpgd_label import clip_bias
 from .dpgd_path import path_bias
 from .dpgd_spread import spread_scale
 from .glm import (
@@ -361,7 +361,7 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
     bias, cov, left = _gd_model(Cs, tk, sigma2, **kw, bias_scale=BIAS_SCALE[loss],
                                 corrected=logistic, replug=not logistic)
     if not logistic and CLIP_BIAS and design.intercept_col is not None:
-        bias, cov = clip_model(Cs, tk, bias, cov, sigma2, design, kept, box=CLIP_BIAS == "box")
+        bias = bias + clip_bias(Cs, tk, bias, sigma2, design, kept, box=CLIP_BIAS == "box")
     if left > MAX_LEFT[loss]:
         return gated(q, share, f"intervals not released: DP-GD's {T} steps had not converged "
                                f"(a share {left:.2f} of the way from 0 was left in the slowest "
