@@ -18,9 +18,14 @@ sampling sd ``s_0 (M C^-1 M')^(1/2)``:
   (units of its own sd);
 
 and the correlation of ``S``, ``R``, ``P`` with the released label range and box
-(``y_mid``, ``y_half``, each column's ``mid``, ``half``) and with the noise ``N``.
+(``y_mid``, ``y_half``, each column's ``mid``, ``half``) and with the noise ``N``; the
+coverage and se of the library's rule (``clip`` of ``dpgd_lm_variants.py``, rebuilt from the
+recorded inputs: the offset-900 fits were recorded before it).
 
-    python benchmarks/dpgd_clip_error.py FILE.pkl:OFFSET [FILE2.pkl:OFFSET ...] [--only 5]
+    python benchmarks/dpgd_clip_error.py FILE.pkl:OFFSET [FILE2.pkl:OFFSET ...] [--only 5] \
+        [--pool]
+
+(``--pool``: one report per cell over all files.)
 
 Reads no real data.
 """
@@ -37,6 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import dpgd_lm_variants as lv  # noqa: E402
 import glm_coverage as gc  # noqa: E402
 
 import dpstats.estimators.inference.dpgd as D  # noqa: E402
@@ -81,14 +87,14 @@ def split(f: dict, b_ols: np.ndarray) -> dict:
     priv = (Q * ((kw["lr"] * kw["sigma_g"] / kw["n_hat"]) ** 2 * geo)) @ Q.T
     o_t0 = est - M @ (theta - t0)
     kept = list(d.kept)[:-1]
+    lo, hi = lv.interval(f, "clip")         # the library's rule (note 77), rebuilt
     return {"S": (b_ols - beta) / sd, "R": (o_t0 - b_ols) / sd,
             "P": (clip @ M.T).mean(0) / sd, "Psd": (clip @ M.T).std(0) / sd,
             "B": (M @ b_unit - (bias @ M.T).mean(0)) / sd,
             "N": M @ (theta - t0 - b_unit) / np.sqrt(np.diag(M @ priv @ M.T)),
             "Nsd": np.sqrt(np.diag(M @ priv @ M.T)) / sd,
-            "ratio": (f["ci"][:, 1] - f["ci"][:, 0]) / (2 * Z95) / np.sqrt(
-                sd ** 2 + np.diag(M @ priv @ M.T)),
-            "hit": (f["ci"][:, 0] <= beta) & (beta <= f["ci"][:, 1]),
+            "ratio": (hi - lo) / (2 * Z95) / np.sqrt(sd ** 2 + np.diag(M @ priv @ M.T)),
+            "hit": (lo <= beta) & (beta <= hi),
             "zc": (est - beta - (clip @ M.T).mean(0) - (bias @ M.T).mean(0)) / np.sqrt(
                 sd ** 2 + np.diag(M @ priv @ M.T)),
             "box": np.r_[d.y_mid, d.y_half, np.asarray(d.mid)[kept], np.asarray(d.half)[kept]]}
@@ -128,7 +134,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("src", nargs="+", help="FILE.pkl:OFFSET")
     ap.add_argument("--only", default=None)
+    ap.add_argument("--pool", action="store_true", help="one report per cell over the files")
     a = ap.parse_args(argv)
+    pooled: dict = {}
     for spec in a.src:
         path, offset = spec.rsplit(":", 1)
         for i, fits in pickle.load(open(path, "rb")).items():
@@ -136,8 +144,14 @@ def main(argv=None) -> int:
                 continue
             fits = [f for f in fits if f.get("exact") and f.get("design")]
             ols = raw_ols(int(i), int(offset), {f["rep"] for f in fits})
-            print(f"{Path(path).name} cell {i} (offset {offset}): {len(fits)} fits")
-            report([split(f, ols[f["rep"]]) for f in fits])
+            rows = [split(f, ols[f["rep"]]) for f in fits]
+            pooled.setdefault(int(i), []).extend(rows)
+            if not a.pool:
+                print(f"{Path(path).name} cell {i} (offset {offset}): {len(fits)} fits")
+                report(rows)
+    for i, rows in pooled.items() if a.pool else ():
+        print(f"cell {i}, {len(a.src)} files pooled")
+        report(rows)
     return 0
 
 
