@@ -13,7 +13,11 @@ more files; cells by ``glm_coverage.CELLS`` index) and rebuilds each fit's symme
   matrix, residual variance and bias-corrected coefficients), held by width;
 * ``clip``: ``label`` plus the box's cut (``box_cut`` of
   :mod:`dpstats.estimators.inference.dpgd_label`: a normal column's clipped slope; fits
-  recorded with their design only).
+  recorded with their design only);
+* ``gain``: ``clip`` with the covariance mapped by the clip plug-in's gain ``I - J``
+  (:func:`gain_model`): the plug-in is computed from the noisy coefficients and moves with
+  their gradient noise (session 17; not adopted, design-notes.md, "dp_lm DP-GD: the clip
+  plug-in's error at eps 0.5").
 
 **Decision rule** (written before the final figures; ``clip`` added after the first eps 0.5
 fits showed the label clip alone over-corrects Gaussian cells, before any ``clip`` figure):
@@ -23,6 +27,14 @@ coefficients with coverage outside [0.93, 0.98]; on a tie, if its largest distan
 coefficient's coverage outside [0.93, 0.98] is smaller; on a further tie the narrower
 (median width) wins. Of two candidates that beat ``rule`` the better by the same order ships.
 Otherwise nothing ships.
+
+**Session 17's rule for ``gain`` against ``clip``** (written before any ``gain`` figure): on
+the recorded offset-900 fits of the six cells, ``gain`` replaces ``clip`` only if it leaves
+fewer coefficients outside [0.93, 0.98] (then the smaller largest distance, then the
+narrower), and it pushes no coefficient below 0.93 where ``clip`` is at or above it. Then it
+must be confirmed on fresh fits (offset 5000, the six cells, and offset 7000, eps 0.5): by the
+same order it must not be worse than ``clip`` there, and it must push no coefficient below
+0.93 where ``clip`` is at or above it; otherwise nothing ships.
 
 ``--csv-dir DIR`` writes per cell ``glm_lm-dpgd_<cell>_s16_<fits>.csv`` in coverage.py's
 columns (``coverage._row``) for ``--csv-variant`` (the width baseline: the non-private OLS
@@ -50,11 +62,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import glm_coverage as gc  # noqa: E402
 
 import dpstats.estimators.inference.dpgd as D  # noqa: E402
-from dpstats.estimators.inference.dpgd_label import clip_bias, label_clip_bias  # noqa: E402
+from dpstats.estimators.inference.dpgd_label import (  # noqa: E402
+    box_cut,
+    clip_bias,
+    label_clip_bias,
+)
 from dpstats.estimators.inference.mixture import Z95, mixture_covariance  # noqa: E402
 
-VARIANTS = ("code", "rule", "label", "clip")
+VARIANTS = ("code", "rule", "label", "clip", "gain")
 TARGET = (0.93, 0.98)
+#: The finite-difference step of the gain's ``J`` (unit scale).
+GAIN_STEP = 1e-5
+
+
+def gain_model(Cs, theta, bias, cov, sigma2, design, kept) -> tuple[np.ndarray, np.ndarray]:
+    """``(bias, cov)`` per plausible Gram matrix ``Cs`` ``(K, p, p)``: the descent's plug-ins
+    ``bias`` ``(K, p)`` plus the clips' shift ``d`` (``clip_bias``: label and box) at the
+    bias-corrected coefficients ``t = theta - bias``, and ``cov`` ``(K, p, p)`` mapped by the
+    plug-in's gain ``G = I - J``, ``J = dd/dt`` by central differences: the model's
+    coefficients are estimated by ``t - d(t)``, whose error is ``G`` times that of ``t``."""
+    tails = box_cut(getattr(design.bounds, "hist", None), design, kept)
+    t = np.asarray(theta, dtype=np.float64)[None] - bias
+    icol = len(kept) - 1
+    K, p = Cs.shape[:2]
+    G = np.empty((K, p, p))
+    for j in range(p):
+        e = np.zeros(p)
+        e[j] = GAIN_STEP
+        up, down = (label_clip_bias(Cs, t + s * e, sigma2, icol, tails) for s in (1.0, -1.0))
+        G[:, :, j] = -(up - down) / (2.0 * GAIN_STEP)
+    G += np.eye(p)
+    return (bias + label_clip_bias(Cs, t, sigma2, icol, tails),
+            np.einsum("kij,kjl,kml->kim", G, cov, G))
+
+
 NAMES = {0: "centre", 2: "n1e5", 3: "p1", 5: "eps05", 6: "eps40", 8: "binary"}
 
 
@@ -66,11 +107,14 @@ def interval(f: dict, variant: str) -> tuple[np.ndarray, np.ndarray]:
     bias, cov, _ = D._gd_model(Cs, theta, sigma2, **kw)
     if variant == "label":
         bias = bias + label_clip_bias(Cs, theta[None] - bias, sigma2, Cs.shape[1] - 1)
-    if variant == "clip":
+    if variant in ("clip", "gain"):
         fields = dict(f["design"])      # the recorded design, its histogram as the library's
         hist = fields.pop("hist", None)
         design = SimpleNamespace(**fields, bounds=SimpleNamespace(hist=hist))
-        bias = bias + clip_bias(Cs, theta, bias, sigma2, design, list(design.kept))
+        if variant == "clip":
+            bias = bias + clip_bias(Cs, theta, bias, sigma2, design, list(design.kept))
+        else:
+            bias, cov = gain_model(Cs, theta, bias, cov, sigma2, design, list(design.kept))
     q = f["M"].shape[0]
     se = np.sqrt(np.diag(mixture_covariance(bias, cov, f["M"], np.zeros(q))))
     return f["est"] - Z95 * se, f["est"] + Z95 * se
@@ -107,20 +151,24 @@ def main(argv=None) -> int:
     ap.add_argument("--csv-variant", default="label", choices=VARIANTS)
     ap.add_argument("--source", default="dpgd_lm_variants.py on s16 recorded fits")
     ap.add_argument("--reps", type=int, default=500, help="replications recorded per cell")
+    ap.add_argument("--offset", type=int, default=900, help="the recording's --seed-offset")
+    ap.add_argument("--tag", default="s16", help="the CSV names' session tag")
     a = ap.parse_args(argv)
     tally = {v: [0, 0.0, []] for v in VARIANTS}
+    covers: dict = {v: [] for v in VARIANTS}
     for i, fits in load(a.src).items():
         c = gc.CELLS[i]
         print(f"cell {i} (n={c['n']:,} p={c['p']} eps={c['eps']} {c['cov']}): {len(fits)} fits "
               f"with intervals")
         base = None
         for v in VARIANTS:
-            if v == "clip" and not all(f.get("design") for f in fits):
+            if v in ("clip", "gain") and not all(f.get("design") for f in fits):
                 tally[v][0] = -1            # recorded without the design: no clip variant
                 continue
             s = scores(fits, v)
             base = s["width"] if base is None else base
             k, d = outside(s["cover"])
+            covers[v].append(s["cover"])
             if v != "code":
                 tally[v][0] += k
                 tally[v][1] = max(tally[v][1], d)
@@ -132,9 +180,10 @@ def main(argv=None) -> int:
                   f"{np.round(s['z'].mean(0), 2).tolist()}  sd z "
                   f"{np.round(s['z'].std(0), 2).tolist()}", flush=True)
         if a.csv_dir:
-            write_csv(i, fits, scores(fits, a.csv_variant), a.csv_dir, a.source, a.reps)
+            write_csv(i, fits, scores(fits, a.csv_variant), a.csv_dir, a.source, a.reps,
+                      a.offset, a.tag)
     keys = {}
-    for v in ("rule", "label", "clip"):
+    for v in ("rule", "label", "clip", "gain"):
         if tally[v][0] < 0:
             print(f"{v:6s}: not scored (some cells recorded without the design)")
             continue
@@ -143,11 +192,18 @@ def main(argv=None) -> int:
               f"{keys[v][1]:.3f}, median width / code {keys[v][2]:.3f}")
     best = min(keys, key=lambda v: (keys[v], v != "rule"))
     print("decision:", best if best != "rule" else "rule (nothing ships)")
+    if "gain" in keys and "clip" in keys:      # session 17's rule (module docstring)
+        c, g = np.concatenate(covers["clip"]), np.concatenate(covers["gain"])
+        pushed = int(np.sum((g < TARGET[0]) & (c >= TARGET[0])))
+        better = keys["gain"] < keys["clip"]
+        print(f"session 17: gain {keys['gain'][:2]} against clip {keys['clip'][:2]}; pushed "
+              f"below {TARGET[0]}: {pushed}; gain "
+              + ("ships" if better and not pushed else "does not beat clip"))
     return 0
 
 
-def write_csv(i: int, fits: list[dict], s: dict, out_dir: str, source: str, total: int
-              ) -> None:
+def write_csv(i: int, fits: list[dict], s: dict, out_dir: str, source: str, total: int,
+              offset: int = 900, tag: str = "s16") -> None:
     """One row in coverage.py's columns for cell ``i`` (module docstring)."""
     import importlib.util
 
@@ -159,7 +215,7 @@ def write_csv(i: int, fits: list[dict], s: dict, out_dir: str, source: str, tota
     spec.loader.exec_module(cv)
 
     cell, reps = gc.CELLS[i], len(fits)
-    seed = 1000 + 17 * i + 900
+    seed = 1000 + 17 * i + offset
     rng = np.random.default_rng(seed)
     by_rep = {f["rep"]: f for f in fits}
     base, box = [], {}
@@ -186,7 +242,7 @@ def write_csv(i: int, fits: list[dict], s: dict, out_dir: str, source: str, tota
     row = cv._row("glm", name, "linear", "lm-dpgd", settings, total, has, z, ratio,
                   float("nan"), zb)
     row["source"] = source
-    path = Path(out_dir) / f"glm_lm-dpgd_{NAMES.get(i, name)}_s16_{total}.csv"
+    path = Path(out_dir) / f"glm_lm-dpgd_{NAMES.get(i, name)}_{tag}_{total}.csv"
     pd.DataFrame([row]).to_csv(path, index=False)
     print(f"  wrote {path} ({reps} fits with intervals of {total})")
 
