@@ -36,6 +36,17 @@ must be confirmed on fresh fits (offset 5000, the six cells, and offset 7000, ep
 same order it must not be worse than ``clip`` there, and it must push no coefficient below
 0.93 where ``clip`` is at or above it; otherwise nothing ships.
 
+**The lead's re-decision (session 17, written before any offset-9000 figure).** The rule above
+ended in a tie on the offset-900 fits (one coefficient outside each, by 0.002) broken by width,
+while both fresh sets favoured ``gain`` (offset 5000: 4 outside against 5, every under-covering
+coefficient lifted; offset 7000 eps 0.5's intercept 0.941 -> 0.947). A tie-break by width is
+not evidence against ``gain``, and the fresh sets were seen, so a new, unseen set decides:
+fits recorded at offset 9000, 500 per cell, of centre (0), eps 0.5 (5) and binary (8), the
+cells holding the misses. ``gain`` ships only if on them (a) it leaves no more coefficients
+outside [0.93, 0.98] than ``clip``, (b) its lowest coefficient coverage over the three cells is
+at least ``clip``'s, and (c) its median width is at most 3% above ``clip``'s in every cell.
+Otherwise nothing ships.
+
 ``--csv-dir DIR`` writes per cell ``glm_lm-dpgd_<cell>_s16_<fits>.csv`` in coverage.py's
 columns (``coverage._row``) for ``--csv-variant`` (the width baseline: the non-private OLS
 interval's median over the cell's first 20 data sets, re-simulated from the cell's seed as
