@@ -86,7 +86,8 @@ def evaluate(fits: list[dict], variant: str) -> dict:
     with switches(variant):
         for f in fits:
             box = box_arg(f) if glm_box.BOX else None
-            inf = G.glm_inference("objpert", **f["kw"], box=box)
+            kw = {k: v for k, v in f["kw"].items() if k != "box"}     # recorded as None
+            inf = G.glm_inference("objpert", **kw, box=box)
             se = np.sqrt(np.diag(inf.cov))
             bias = np.zeros_like(se) if inf.bias is None else np.asarray(inf.bias)
             z.append((f["est"] - bias - f["beta"]) / se)
