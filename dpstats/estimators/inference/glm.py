@@ -290,8 +290,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     centred = plugin_stable(Cs, ridge, theta)       # centre at params - bias if stable
     bias, cov = _ridge_model(Cs, ridge, theta, priv, corrected=centred)
     bias = scale_spread(bias, spread_ratio(C_rel, Cs, ridge, theta, SPREAD * sigma_c, seed + 1))
-    bias = glm_box.move(bias, Cs, C_rel, ridge, theta, SPREAD * sigma_c, seed + 2,
-                        None if tail is not None else box, n_hat)     # the switches' rules
+    bias = glm_box.move(bias, Cs, C_rel, ridge, theta, SPREAD * sigma_c, seed + 2, box, n_hat,
+                        tail is not None)                             # the switches' rules
     C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel, dtype=np.float64).T) / 2.0
     if AT_RELEASED and tail is None and np.linalg.eigvalsh(C0)[0] > 0:    # spread given C
         cov_rel = glm_box.narrow(_ridge_model(C0[None], ridge, theta, priv, centred)[1][0], cov)

@@ -28,12 +28,15 @@ import numpy as np
 from .dpgd_label import BOX_Z, _unclipped, box_cut
 from .glm_spread import MIN_PD, level_centres, level_noise
 
-__all__ = ["STRENGTH", "BOX", "WIDTH", "calibrated", "box_bias", "width_ratio", "move",
-           "narrow", "box_of"]
+__all__ = ["STRENGTH", "CALIB_TAIL", "BOX", "WIDTH", "calibrated", "box_bias", "width_ratio",
+           "move", "narrow", "box_of"]
 
 #: The plug-ins' mean: ``"debias"`` (the bootstrap's correction, :func:`.glm.debias`) or
 #: ``"calib"`` (:func:`calibrated`).
 STRENGTH = "debias"
+#: Whether :data:`STRENGTH` applies also where a cut tail's move enters (:mod:`.glm_tail`): its
+#: rule was measured on fits without one (False: those keep ``debias``).
+CALIB_TAIL = True
 #: Whether the box's cut of columns without a released cut tail moves the draws (:func:`box_bias`).
 BOX = False
 #: The power of :func:`width_ratio` that scales the covariance's standard errors (0: off). 1
@@ -43,11 +46,14 @@ BOX = False
 WIDTH = 0.0
 
 
-def move(bias, Cs, C_rel, ridge: float, theta, sigma: float, seed: int, box, n_hat: float):
+def move(bias, Cs, C_rel, ridge: float, theta, sigma: float, seed: int, box, n_hat: float,
+         tail: bool = False):
     """The bias draws ``(K, p)`` of :func:`.glm.glm_inference` under :data:`STRENGTH` and
-    :data:`BOX` (``box``: :func:`box_of`'s, None where a cut tail's move enters); unchanged
-    with both off."""
-    if STRENGTH == "calib":
+    :data:`BOX` (``box``: :func:`box_of`'s; ``tail``: a cut tail's move enters, then no box
+    and, unless :data:`CALIB_TAIL`, no ``calib``); unchanged with both off."""
+    if tail:
+        box = None
+    if STRENGTH == "calib" and (CALIB_TAIL or not tail):
         bias = calibrated(bias, Cs, ridge, theta, C_rel, sigma, seed)
     if BOX and box is not None:
         bias = bias + box_bias(Cs, np.asarray(theta)[None, :] - bias, box[0], box[1], n_hat)
