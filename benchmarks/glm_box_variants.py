@@ -104,7 +104,7 @@ def evaluate(fits: list[dict], variant: str) -> dict:
 def table(label: str, reps: int, res: dict) -> pd.DataFrame:
     """One row per variant and coefficient (``glm_bias_variants.table``'s columns)."""
     t = bv.table(label, reps, {(OLD if v == OLD else v): r for v, r in res.items()})
-    base = np.median(res[OLD]["width"], axis=0)
+    base = np.median(res[OLD if OLD in res else next(iter(res))]["width"], axis=0)
     for v, r in res.items():
         t.loc[t.variant == v, "width_vs_old"] = np.median(r["width"], axis=0) / base
     return t
@@ -133,9 +133,11 @@ def main(argv=None) -> int:
     ap.add_argument("--summary", help="write the per-coefficient table here")
     ap.add_argument("--rows-dir", help="write coverage.py rows of the cellI labels here")
     ap.add_argument("--tag", default="s17", help="the rows' file-name tag")
+    ap.add_argument("--no-code", action="store_true",
+                    help="without the code's column (merge --summary files to score)")
     a = ap.parse_args(argv)
     variants = a.variants.split(",")
-    if OLD not in variants:
+    if OLD not in variants and not a.no_code:
         variants = [OLD, *variants]
     frames = []
     for spec in a.fits:
@@ -163,7 +165,8 @@ def main(argv=None) -> int:
     t = pd.concat(frames)
     if a.summary:
         t.to_csv(a.summary, index=False)
-    print(score(t).to_string(float_format=lambda v: f"{v:.3f}"))
+    if OLD in variants:
+        print(score(t).to_string(float_format=lambda v: f"{v:.3f}"))
     return 0
 
 
