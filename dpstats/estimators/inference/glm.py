@@ -28,23 +28,22 @@ Two sources of error, on the fitted (unit) scale, then mapped to the original on
 The released ``C`` is noisy: the bootstrap takes plausible informations ``C_k = C - E`` (``E``
 symmetric Gaussian of the released noise scale, seeded by the released values,
 :func:`fit_seed`). The error model is the mixture over ``k`` of ``N(b_k, V)``: ``b_k`` the bias
-plug-in at ``C_k``, moved by the parametric bootstrap's bias correction ``2 b(C_bar) - mean_k
-b(C_k)`` (:func:`debias`: the plug-in is convex in ``C``), their spread calibrated one level
-down (:mod:`.glm_spread`), and ``V`` the sampling and privacy covariance at the released ``C``
-(:data:`AT_RELEASED`); :mod:`.glm_box`'s switches replace the correction's strength, add the
-box's cut of Gaussian-like columns and narrow ``V``.
+plug-in at ``C_k``, moved to the plug-in at ``C_rel`` minus its convexity excess read one
+level down (:mod:`.glm_box`; where a cut tail's move enters, the bootstrap's ``2 b(C_bar) -
+mean_k b(C_k)``, :func:`debias`), their spread calibrated one level down (:mod:`.glm_spread`),
+plus the box's cut of Gaussian-like columns (:func:`.glm_box.box_bias`), and ``V`` the
+sampling and privacy covariance at the released ``C`` (:data:`AT_RELEASED`).
 
 **Intervals centred at the bias-corrected estimate**: the basic bootstrap interval ``[params -
 Q(0.975), params - Q(0.025)]`` (``Q`` the mixture's exact quantiles: :mod:`.mixture`),
 released as ``bias`` (the quantiles' midpoint) and standard errors (half their distance over
 1.96); correlations are the mixture's. The spread is that of the bias-corrected estimate
 ``theta + r C^-1 theta``, ``(I + r C^-1)`` times the ridge minimiser's (:func:`_ridge_model`;
-exact for a quadratic loss). The older symmetric interval held the ridge's shrinkage by width.
-Where the private box's cut tail moves the fit (:mod:`.glm_tail`), the move's plausible
-draws are widened by :data:`.glm_tail.TAIL_SPREAD` (its estimate errs by about twice their
-spread) and the fit is centred too; where the plug-in is unstable (:func:`plugin_stable`), the
-fit keeps the symmetric interval (``bias`` None). Measured: design-notes.md, "dp_glm's
-intervals centred", "dp_glm's simulation seeds" and "the cut tail's fits centred".
+exact for a quadratic loss). Where the private box's cut tail moves the fit (:mod:`.glm_tail`),
+the move's plausible draws are widened by :data:`.glm_tail.TAIL_SPREAD` (its estimate errs by
+about twice their spread) and the fit is centred too; where the plug-in is unstable
+(:func:`plugin_stable`), the fit keeps the symmetric interval (``bias`` None). Measured:
+design-notes.md, "dp_glm's intervals centred", "the cut tail's fits centred".
 
 **Gate.** No intervals when fewer than :data:`PD_SHARE` of the plausible informations are
 positive definite (the released information is too noisy to say how precise the fit is), or
@@ -132,8 +131,9 @@ CENTRED = ("basic bootstrap intervals, centred at the coefficients minus the dra
 COVERS = ("the logistic-regression coefficients of the model, given the design and the "
           "selected terms: the fit on the inputs clipped to the released box, moved by what "
           "the box cuts as the released histogram counts beyond it say (cells up to "
-          "2 half-widths past the box; a tail reaching farther counts only up to there); the "
-          "sampling part assumes the logistic model holds")
+          "2 half-widths past the box; a tail reaching farther counts only up to there), or, "
+          "where they show no cut tail, as a normal model of each column whose counts do not "
+          "rule a cut out says; the sampling part assumes the logistic model holds")
 
 
 def outpert_inference(p: int) -> Inference:
@@ -267,8 +267,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     original coefficients of the fitted columns, ``icol`` the position of the intercept in
     the original coefficients, ``threshold`` the released threshold, ``n_hat`` the released
     row count (NaN when none) and ``eps`` the fit's; ``tail`` the clipped fit's score from
-    the cut tails (:func:`.glm_tail.tail_score`, plausible draws; None: no private box);
-    ``box`` the released counts past the box and the intercept's fitted position (:mod:`.glm_box`).
+    the cut tails (:func:`.glm_tail.tail_score`, plausible draws; None: no private box), ``box``
+    the released counts past the box and the intercept's fitted position (:mod:`.glm_box`).
     """
     q = M.shape[0]
     if not math.isfinite(threshold):
