@@ -6,7 +6,7 @@ Switches, each post-processing of released values (the released Fisher informati
 noise scale, the released coefficients, the released histogram counts past the box and the
 released row count; nothing is released or charged here; neighbours: add/remove one row).
 Adopted (design-notes.md: fewer coefficients outside [0.93, 0.98] on ten recorded cells, 2
-against 3, and on fresh seeds, 0 against 7 over four cells): ``calib`` where no cut tail's
+against 3, and on fresh seeds, 2 against 7 over four cells): ``calib`` where no cut tail's
 move enters, and the box's cut. With :data:`STRENGTH` ``"debias"``, :data:`BOX` False and
 :data:`WIDTH` 0, :mod:`.glm` builds the intervals as before; logistic DP-GD (:mod:`.dpgd`)
 reads none of them.
