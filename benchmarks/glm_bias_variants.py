@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import glm_coverage as gc  # noqa: E402
 
 from dpstats.estimators.inference import glm as G  # noqa: E402
-from dpstats.estimators.inference import glm_spread  # noqa: E402
+from dpstats.estimators.inference import glm_box, glm_spread  # noqa: E402
 from dpstats.estimators.inference.mixture import centred_mixture_covariance  # noqa: E402
 
 Z = 1.959963984540054
@@ -112,10 +112,14 @@ def calibrated(bias, Cs, ridge: float, theta, C_rel, sigma: float, seed: int) ->
 def variant_of(variant: str, C_rel, sigma_c: float = 0.0, seed: int = 0):
     """``glm.glm_inference`` under ``variant`` for a fit whose released information is
     ``C_rel``: its ``_ridge_model`` with the plug-ins' mean by :func:`centre_plugins`, its
-    ``exact_covariance`` centred at the quantiles' midpoint or the mixture's mean. The code's
-    own functions are restored on exit; ``debias/quantile`` leaves them as they are."""
+    ``exact_covariance`` centred at the quantiles' midpoint or the mixture's mean, with
+    :mod:`~dpstats.estimators.inference.glm_box`'s switches off (the code before it, whose
+    ``debias/quantile`` these rules were measured against). The code's own functions and
+    switches are restored on exit; ``debias/quantile`` leaves the functions as they are."""
     rule, at = variant.split("/")
     real_rm, real_ec = G._ridge_model, G.exact_covariance
+    switches = glm_box.STRENGTH, glm_box.BOX, glm_box.WIDTH
+    glm_box.STRENGTH, glm_box.BOX, glm_box.WIDTH = "debias", False, 0.0
 
     def rm(Cs, ridge, theta, priv, corrected=True):
         _, cov = real_rm(Cs, ridge, theta, priv, corrected)
@@ -136,6 +140,7 @@ def variant_of(variant: str, C_rel, sigma_c: float = 0.0, seed: int = 0):
         yield G.glm_inference
     finally:
         G._ridge_model, G.exact_covariance = real_rm, real_ec
+        glm_box.STRENGTH, glm_box.BOX, glm_box.WIDTH = switches
 
 
 def evaluate(fits: list[dict], variant: str) -> dict:

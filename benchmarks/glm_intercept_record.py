@@ -1,8 +1,9 @@
 """Record dp_glm's default fits of ``glm_intercept_design.py``'s design (issue 16): per fit
 with intervals the released inference inputs (what
 :func:`dpstats.estimators.inference.glm.glm_inference` receives), the released coefficients
-and the truth, pickled in ``glm_interval_variants.py``'s format (``--save PREFIX`` there), so
-that ``glm_bias_variants.py`` rebuilds the intervals under each bias rule without refitting.
+and the truth, and the released box's counts past it (``box``), pickled in
+``glm_interval_variants.py``'s format (``--save PREFIX`` there), so that
+``glm_bias_variants.py`` rebuilds the intervals under each bias rule without refitting.
 The same seeds as ``glm_intercept_design.py`` (``design_fit``).
 
     nice -n 10 python benchmarks/glm_intercept_record.py 1.0 0.5 500 /tmp/rec_int1_eps0.5.pkl
@@ -19,6 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import glm_intercept_design as g  # noqa: E402
+from glm_interval_variants import box_record  # noqa: E402
 
 import dpstats.estimators.inference.glm as G  # noqa: E402
 from dpstats.estimators import objpert  # noqa: E402
@@ -31,7 +33,7 @@ def record(b0: float, eps: float, reps: int, start: int = 0,
     ``diagnose`` also ``t0``, the exact unpenalised fit of the clipped unit-scale rows (as
     ``glm_interval_variants.py --diagnose``)."""
     cap: dict = {}
-    real, real_inf = G.glm_inference, objpert._inference
+    real, real_inf, real_ts = G.glm_inference, objpert._inference, G.tail_score
 
     def spy(kind, **kw):
         cap["kw"] = kw
@@ -42,7 +44,11 @@ def record(b0: float, eps: float, reps: int, start: int = 0,
             cap["t0"] = ridge_fit(rows.U, rows.y, 0.0, tol=1e-9)
         return real_inf(rows, *args)
 
-    G.glm_inference, objpert._inference = spy, spy_inf
+    def spy_ts(*args, **kw):
+        cap["box"] = box_record(*args[:3])
+        return real_ts(*args, **kw)
+
+    G.glm_inference, objpert._inference, G.tail_score = spy, spy_inf, spy_ts
     out = []
     try:
         for rep in range(start, start + reps):
@@ -51,9 +57,10 @@ def record(b0: float, eps: float, reps: int, start: int = 0,
             if "kw" in cap and np.isfinite(fit.bse.to_numpy()).all():
                 out.append({"kw": cap["kw"], "est": fit.params.to_numpy(), "beta": beta,
                             "rep": rep, "centre": fit.params_bias_corrected.to_numpy(),
-                            **({"t0": cap["t0"]} if "t0" in cap else {})})
+                            **({"t0": cap["t0"]} if "t0" in cap else {}),
+                            **({"box": cap["box"]} if "box" in cap else {})})
     finally:
-        G.glm_inference, objpert._inference = real, real_inf
+        G.glm_inference, objpert._inference, G.tail_score = real, real_inf, real_ts
     return out
 
 

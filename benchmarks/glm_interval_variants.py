@@ -23,7 +23,8 @@ coverage of the model's coefficients and the median width relative to the ``sym`
 
 ``--save PREFIX`` pickles each cell's recorded fits (``PREFIX_cellI.pkl``), ``--load PREFIX``
 evaluates them again without refitting; the recorded fits also hold the cut tails' plausible
-scores under two other seeds (``tail1``, ``tail2``).
+scores under two other seeds (``tail1``, ``tail2``) and the released box's counts past it
+(``box``, :func:`box_record`).
 
 Diagnosis only (``--diagnose``): the exact, non-private fits of each replication's clipped
 rows (unpenalised and ridge-only) split the realised error into the ridge's shrinkage, the
@@ -54,6 +55,7 @@ import glm_coverage as gc  # noqa: E402
 from dpstats.estimators import objpert  # noqa: E402
 from dpstats.estimators.inference import glm as G  # noqa: E402
 from dpstats.estimators.inference import glm_tail  # noqa: E402
+from dpstats.estimators.inference.dpgd_label import box_cut  # noqa: E402
 from dpstats.estimators.inference.glm_tail import tail_bias  # noqa: E402
 from dpstats.estimators.inference.ssp import _covariance  # noqa: E402
 from dpstats.estimators.outpert import ridge_fit  # noqa: E402
@@ -87,6 +89,7 @@ def record(i: int, reps: int, diagnose: bool, base: int = 1000) -> list[dict]:
 
     def spy_ts(*args, **kw):
         out, seed0 = real_ts(*args, **kw), glm_tail.SEED
+        fits[-1]["box"] = box_record(*args[:3])
         try:                    # the plausible tails under other seeds (--seeds)
             for k in range(1, ALT_SEEDS + 1):
                 glm_tail.SEED = seed0 + 1000 * k
@@ -111,6 +114,16 @@ def record(i: int, reps: int, diagnose: bool, base: int = 1000) -> list[dict]:
         return out
     finally:
         objpert._inference, G.glm_inference, G.tail_score = real_inf, real_gi, real_ts
+
+
+def box_record(design, kept, s: float) -> dict:
+    """The released box's counts past it per fitted column (:func:`.dpgd_label.box_cut`:
+    counts and their noise sd, NaN without counts), the intercept's position among the fitted
+    columns and the row scale: what ``glm_box`` reads besides ``glm_inference``'s inputs."""
+    kept = list(kept)
+    cut = box_cut(getattr(design.bounds, "hist", None), design, kept)
+    icol = design.intercept_col
+    return {"cut": cut, "icol_k": kept.index(icol) if icol in kept else None, "s": float(s)}
 
 
 def draws(kw: dict, corrected: bool, use_tail: bool = True) -> np.ndarray:

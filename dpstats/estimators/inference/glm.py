@@ -28,23 +28,22 @@ Two sources of error, on the fitted (unit) scale, then mapped to the original on
 The released ``C`` is noisy: the bootstrap takes plausible informations ``C_k = C - E`` (``E``
 symmetric Gaussian of the released noise scale, seeded by the released values,
 :func:`fit_seed`). The error model is the mixture over ``k`` of ``N(b_k, V)``: ``b_k`` the bias
-plug-in at ``C_k``, moved by the parametric bootstrap's bias correction ``2 b(C_bar) - mean_k
-b(C_k)`` (:func:`debias`: the plug-in is convex in ``C``), their spread calibrated one level
-down (:mod:`.glm_spread`), and ``V`` the sampling and privacy covariance at the released ``C``
-(:data:`AT_RELEASED`).
+plug-in at ``C_k``, moved to the plug-in at ``C_rel`` minus its convexity excess read one
+level down (:mod:`.glm_box`; where a cut tail's move enters, the bootstrap's ``2 b(C_bar) -
+mean_k b(C_k)``, :func:`debias`), their spread calibrated one level down (:mod:`.glm_spread`),
+plus the box's cut of Gaussian-like columns (:func:`.glm_box.box_bias`), and ``V`` the
+sampling and privacy covariance at the released ``C`` (:data:`AT_RELEASED`).
 
 **Intervals centred at the bias-corrected estimate**: the basic bootstrap interval ``[params -
 Q(0.975), params - Q(0.025)]`` (``Q`` the mixture's exact quantiles: :mod:`.mixture`),
 released as ``bias`` (the quantiles' midpoint) and standard errors (half their distance over
 1.96); correlations are the mixture's. The spread is that of the bias-corrected estimate
 ``theta + r C^-1 theta``, ``(I + r C^-1)`` times the ridge minimiser's (:func:`_ridge_model`;
-exact for a quadratic loss). The older interval, symmetric about ``params`` with half-width
-the 95% quantile of ``|error|``, held the ridge's shrinkage (about one standard error) by
-width. Where the private box's cut tail moves the fit (:mod:`.glm_tail`), the move's plausible
-draws are widened by :data:`.glm_tail.TAIL_SPREAD` (its estimate errs by about twice their
-spread) and the fit is centred too; where the plug-in is unstable (:func:`plugin_stable`), the
-fit keeps the symmetric interval (``bias`` None). Measured: design-notes.md, "dp_glm's
-intervals centred", "dp_glm's simulation seeds" and "the cut tail's fits centred".
+exact for a quadratic loss). Where the private box's cut tail moves the fit (:mod:`.glm_tail`),
+the move's plausible draws are widened by :data:`.glm_tail.TAIL_SPREAD` (its estimate errs by
+about twice their spread) and the fit is centred too; where the plug-in is unstable
+(:func:`plugin_stable`), the fit keeps the symmetric interval (``bias`` None). Measured:
+design-notes.md, "dp_glm's intervals centred", "the cut tail's fits centred".
 
 **Gate.** No intervals when fewer than :data:`PD_SHARE` of the plausible informations are
 positive definite (the released information is too noisy to say how precise the fit is), or
@@ -52,12 +51,8 @@ when an intercept-only model was released; :data:`THRESHOLDS` (``n_hat * eps``) 
 coverage simulation (``benchmarks/glm_coverage.py``) showed under-coverage. Both read released
 and public values only.
 
-**Output perturbation** gets none (:data:`OUTPERT_REASON`): its ridge is public and large by
-design (its noise norm is ``1 / kappa`` at every n), so the coefficients are shrunk by a
-data-dependent factor that the same first-order plug-in corrected only partly; measured
-coverage 0.88-0.93 (``benchmarks/glm_coverage.py``, explicit ``method="outpert"``, n 5,000 to
-20,000). A release of the curvature there would have cost budget for intervals that do not
-cover, so nothing is spent.
+**Output perturbation** gets none and spends nothing (:data:`OUTPERT_REASON`: its large public
+ridge's shrinkage was corrected only partly; coverage 0.88-0.93).
 """
 
 from __future__ import annotations
@@ -69,6 +64,7 @@ import numpy as np
 
 from ...mechanisms.simulation import released_seed, simulation_noise
 from ..outcome import Inference
+from . import glm_box
 from .gate import GATED
 from .glm_spread import scale_spread, spread_ratio
 from .glm_tail import tail_bias, tail_score
@@ -135,8 +131,9 @@ CENTRED = ("basic bootstrap intervals, centred at the coefficients minus the dra
 COVERS = ("the logistic-regression coefficients of the model, given the design and the "
           "selected terms: the fit on the inputs clipped to the released box, moved by what "
           "the box cuts as the released histogram counts beyond it say (cells up to "
-          "2 half-widths past the box; a tail reaching farther counts only up to there); the "
-          "sampling part assumes the logistic model holds")
+          "2 half-widths past the box; a tail reaching farther counts only up to there), or, "
+          "where they show no cut tail, as a normal model of each column whose counts do not "
+          "rule a cut out says; the sampling part assumes the logistic model holds")
 
 
 def outpert_inference(p: int) -> Inference:
@@ -259,7 +256,7 @@ def _ridge_model(Cs, ridge: float, theta: np.ndarray, priv, corrected: bool = Tr
 def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.ndarray,
                   ridge: float, noise: dict, M: np.ndarray, icol: int | None,
                   threshold: float, n_hat: float, eps: float, share: float,
-                  share_of: str, tail: np.ndarray | None = None) -> Inference:
+                  share_of: str, tail: np.ndarray | None = None, box=None) -> Inference:
     """The :class:`~dpstats.estimators.outcome.Inference` of an ``"objpert"`` fit (``kind``)
     from released values only (module docstring).
 
@@ -270,7 +267,8 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     original coefficients of the fitted columns, ``icol`` the position of the intercept in
     the original coefficients, ``threshold`` the released threshold, ``n_hat`` the released
     row count (NaN when none) and ``eps`` the fit's; ``tail`` the clipped fit's score from
-    the cut tails (:func:`.glm_tail.tail_score`, plausible draws; None: no private box).
+    the cut tails (:func:`.glm_tail.tail_score`, plausible draws; None: no private box), ``box``
+    the released counts past the box and the intercept's fitted position (:mod:`.glm_box`).
     """
     q = M.shape[0]
     if not math.isfinite(threshold):
@@ -292,10 +290,12 @@ def glm_inference(kind: str, *, C_rel: np.ndarray, sigma_c: float, theta: np.nda
     centred = plugin_stable(Cs, ridge, theta)       # centre at params - bias if stable
     bias, cov = _ridge_model(Cs, ridge, theta, priv, corrected=centred)
     bias = scale_spread(bias, spread_ratio(C_rel, Cs, ridge, theta, SPREAD * sigma_c, seed + 1))
-    C0 = np.asarray(C_rel, dtype=np.float64)
-    C0 = (C0 + C0.T) / 2.0
+    bias = glm_box.move(bias, Cs, C_rel, ridge, theta, SPREAD * sigma_c, seed + 2, box, n_hat,
+                        tail is not None)                             # the switches' rules
+    C0 = (np.asarray(C_rel, dtype=np.float64) + np.asarray(C_rel, dtype=np.float64).T) / 2.0
     if AT_RELEASED and tail is None and np.linalg.eigvalsh(C0)[0] > 0:    # spread given C
-        cov = np.broadcast_to(_ridge_model(C0[None], ridge, theta, priv, centred)[1], cov.shape)
+        cov_rel = glm_box.narrow(_ridge_model(C0[None], ridge, theta, priv, centred)[1][0], cov)
+        cov = np.broadcast_to(cov_rel, cov.shape)
     if tail is not None:
         bias = bias + tail_bias(Cs, tail)               # the box's move (.glm_tail)
     shift = np.zeros(q)
@@ -392,8 +392,9 @@ def perturbation_inference(kind: str, U, theta_k, design, kept, to_original,
     n_hat = math.nan if n_noisy is None else float(n_noisy)
     tail = None if row_scale is None else tail_score(design, kept, row_scale, C_rel,
                                                      np.asarray(theta_k))
+    box = None if row_scale is None else glm_box.box_of(design, kept)
     inf = glm_inference(kind, C_rel=C_rel, sigma_c=sigma_c, theta=np.asarray(theta_k),
                         ridge=ridge, noise=noise, M=M, icol=design.intercept_col,
                         threshold=threshold, n_hat=n_hat, eps=eps, share=share,
-                        share_of=share_of, tail=tail)
+                        share_of=share_of, tail=tail, box=box)
     return finish_cov(inf, [j for j in range(q) if j not in set(kept)])
