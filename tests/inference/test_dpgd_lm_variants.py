@@ -37,3 +37,24 @@ def test_the_gain_covariance_is_that_of_the_corrected_coefficients():
     var = est.var(axis=0)
     assert np.diag(cov[0]) == pytest.approx(var, rel=0.05)    # the corrected ones' spread
     assert (var[:2] / np.diag(V[0])[:2]).min() > 1.1          # wider than t's own
+
+
+def test_the_library_default_is_the_gain_variant():
+    """The library's clip model (design note 83: CLIP_GAIN on) is the benchmark's ``gain``; the
+    rule before (CLIP_GAIN off) keeps the descent's covariance, which this fails on."""
+    from dpstats.estimators.inference import dpgd_label as dl
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(100_000, 2))
+    U = np.c_[x / 8.0, np.ones(len(x))] / np.sqrt(3.0)
+    yc = np.clip(0.3 + x @ [0.25, -0.2] + 0.45 * rng.normal(size=len(x)), -1.0, 1.0)
+    t = np.linalg.lstsq(U, yc, rcond=None)[0]
+    C = (U.T @ U)[None]
+    s2 = np.array([float(np.sum((yc - U @ t) ** 2) / (U.shape[0] - 3))])
+    V = np.diag([4e-4, 4e-4, 1e-4])[None]
+    design = SimpleNamespace(bounds=None)
+    b_lib, c_lib = dl.clip_model(C, t, np.zeros((1, 3)), V, s2, design, [0, 1, 2])
+    b_var, c_var = lv.gain_model(C, t, np.zeros((1, 3)), V, s2, design, [0, 1, 2])
+    assert np.array_equal(b_lib, b_var) and np.allclose(c_lib, c_var, rtol=1e-12)
+    assert not np.allclose(c_lib, V)
+    _, c_old = dl.clip_model(C, t, np.zeros((1, 3)), V, s2, design, [0, 1, 2], gain=False)
+    assert np.array_equal(c_old, V)

@@ -1,5 +1,6 @@
 """Taint check of dp_glm's objective perturbation with intervals (the default from about
-1,500/mu released rows): with every mechanism replaced by a data-blind stub, nothing in the
+1,000 (p/6)^0.5 / mu released rows): with every mechanism replaced by a data-blind stub,
+nothing in the
 result (standard errors, the intervals' centre ``params - bias``, z, p-values, predictions'
 intervals, the summary's notes) may differ between neighbouring data sets. The broken variant
 centres the intervals at the exact (non-private) logistic fit of the rows, and is caught."""

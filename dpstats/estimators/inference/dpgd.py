@@ -84,7 +84,7 @@ import numpy as np
 from ...mechanisms.curvature import release_curvature_part, release_rss_part
 from ...mechanisms.simulation import simulation_noise
 from ..outcome import Inference
-from .dpgd_label import clip_bias
+from .dpgd_label import clip_model
 from .dpgd_path import path_bias
 from .dpgd_spread import spread_scale
 from .glm import (
@@ -169,7 +169,9 @@ COVERS = {
     "squared": ("the least-squares coefficients of the model, given the design and the "
                 "selected terms, the clips of the label to its released range and of the "
                 "inputs to the released box held as a bias estimated for normal inputs and "
-                "errors; the sampling part assumes constant error variance" + TAIL_CAVEAT),
+                "errors (the estimate's own error, through the noisy coefficients it is "
+                "computed from, included); the sampling part assumes constant error "
+                "variance" + TAIL_CAVEAT),
 }
 
 
@@ -361,7 +363,7 @@ def dpgd_inference(loss: str, plan, U, y, theta, design, s: float, *, lr: float,
     bias, cov, left = _gd_model(Cs, tk, sigma2, **kw, bias_scale=BIAS_SCALE[loss],
                                 corrected=logistic, replug=not logistic)
     if not logistic and CLIP_BIAS and design.intercept_col is not None:
-        bias = bias + clip_bias(Cs, tk, bias, sigma2, design, kept, box=CLIP_BIAS == "box")
+        bias, cov = clip_model(Cs, tk, bias, cov, sigma2, design, kept, box=CLIP_BIAS == "box")
     if left > MAX_LEFT[loss]:
         return gated(q, share, f"intervals not released: DP-GD's {T} steps had not converged "
                                f"(a share {left:.2f} of the way from 0 was left in the slowest "

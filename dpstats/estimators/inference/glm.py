@@ -1,6 +1,6 @@
-"""Standard errors for dp_glm's objective perturbation (the default from about 1,500/mu
-released rows): a private Fisher information, then a parametric bootstrap of the released fit;
-and why output perturbation releases none.
+"""Standard errors for dp_glm's objective perturbation (the default from about
+1,000 (p/6)^0.5 / mu released rows): a private Fisher information, then a parametric
+bootstrap of the released fit; and why output perturbation releases none.
 
 Neighbours: add/remove one row. What is released for inference: the Fisher information of the
 fit at the released coefficients, ``C = sum_i s_i (1 - s_i) u_i u_i'`` on the rows the
@@ -85,8 +85,8 @@ OUTPERT_REASON = (
     "shrinks the coefficients by a data-dependent factor, about C / (C + ridge) per direction "
     "(25-37% at 10,000-20,000 rows, p = 5, eps = 1 in simulation); the released values "
     "estimate that bias only to first order, and intervals built on it covered 0.88-0.93 "
-    "(benchmarks/glm_coverage.py, method='outpert'); objective perturbation (method='auto' "
-    "from about 1,500/mu released rows, or method='objpert') and method='dpgd' give intervals")
+    "(benchmarks/glm_coverage.py, method='outpert'); objective perturbation ('auto' from "
+    "1,000 (p/6)^0.5 / mu released rows, or 'objpert') and method='dpgd' give intervals")
 #: Share of objective perturbation's eps and delta for the Fisher information (stage
 #: "inference"; a separate Gaussian release).
 OBJPERT_SHARE = 0.10
