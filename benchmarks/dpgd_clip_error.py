@@ -42,6 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import dpgd_lm_diagnose as dg  # noqa: E402
 import dpgd_lm_variants as lv  # noqa: E402
 import glm_coverage as gc  # noqa: E402
 
@@ -71,13 +72,9 @@ def raw_ols(i: int, offset: int, reps: set) -> dict:
 
 
 def split(f: dict, b_ols: np.ndarray) -> dict:
-    Cs, theta, sigma2, kw = f["model"]
-    ex, M, beta, est = f["exact"], f["M"], f["beta"], f["est"]
-    C, t0 = ex["C"], ex["t0"]
-    lam, Q = np.linalg.eigh(C)
-    aT = (1.0 - kw["lr"] * lam / kw["n_hat"]) ** kw["T"]
-    b_unit = -(Q * aT) @ Q.T @ t0
-    s0 = ex["rss0"] / max(kw["n_hat"] - len(t0), 1.0)
+    d0 = dg.descent_parts(f)
+    Cs, theta, sigma2, kw, M, beta, est = d0.Cs, d0.theta, d0.sigma2, d0.kw, d0.M, d0.beta, d0.est
+    C, t0, lam, Q, b_unit, s0 = d0.C, d0.t0, d0.lam, d0.Q, d0.b_unit, d0.s0
     sd = np.sqrt(np.diag(s0 * M @ np.linalg.inv(C) @ M.T))
     bias = D._gd_model(Cs, theta, sigma2, **kw)[0]
     d = design_of(f)

@@ -55,16 +55,26 @@ def _se(Cs, theta, sigma2, kw, M) -> np.ndarray:
     return np.sqrt(np.diag(mixture_covariance(bias, cov, M, np.zeros(M.shape[0]))))
 
 
-def split(f: dict) -> dict:
-    """One fit's error components and predicted sds (original scale)."""
+def descent_parts(f: dict) -> SimpleNamespace:
+    """A recorded fit's model inputs and the exact descent's pieces: the unit-scale Gram
+    matrix ``C``'s eigen-decomposition ``lam, Q``, the contraction ``aT`` after ``T`` steps,
+    the descent's exact bias ``b_unit`` and the exact residual variance ``s0``."""
     Cs, theta, sigma2, kw = f["model"]
-    ex, M, beta, est = f["exact"], f["M"], f["beta"], f["est"]
+    ex = f["exact"]
     C, t0 = ex["C"], ex["t0"]
     lam, Q = np.linalg.eigh(C)
     aT = (1.0 - kw["lr"] * lam / kw["n_hat"]) ** kw["T"]
-    b_unit = -(Q * aT) @ Q.T @ t0
-    dof = max(kw["n_hat"] - len(t0), 1.0)
-    s0 = ex["rss0"] / dof
+    return SimpleNamespace(Cs=Cs, theta=theta, sigma2=sigma2, kw=kw, ex=ex, M=f["M"],
+                           beta=f["beta"], est=f["est"], C=C, t0=t0, lam=lam, Q=Q, aT=aT,
+                           b_unit=-(Q * aT) @ Q.T @ t0,
+                           s0=ex["rss0"] / max(kw["n_hat"] - len(t0), 1.0))
+
+
+def split(f: dict) -> dict:
+    """One fit's error components and predicted sds (original scale)."""
+    d0 = descent_parts(f)
+    Cs, theta, sigma2, kw, M, beta, est = d0.Cs, d0.theta, d0.sigma2, d0.kw, d0.M, d0.beta, d0.est
+    C, t0, aT, b_unit, s0 = d0.C, d0.t0, d0.aT, d0.b_unit, d0.s0
     lo, hi = (f["ci"][:, 0], f["ci"][:, 1])
     se = (hi - lo) / (2 * Z95)
     b_k = D._gd_model(Cs, theta, sigma2, **kw)[0]

@@ -74,16 +74,14 @@ import glm_coverage as gc  # noqa: E402
 
 import dpstats.estimators.inference.dpgd as D  # noqa: E402
 from dpstats.estimators.inference.dpgd_label import (  # noqa: E402
-    box_cut,
     clip_bias,
+    clip_model,
     label_clip_bias,
 )
 from dpstats.estimators.inference.mixture import Z95, mixture_covariance  # noqa: E402
 
 VARIANTS = ("code", "rule", "label", "clip", "gain")
 TARGET = (0.93, 0.98)
-#: The finite-difference step of the gain's ``J`` (unit scale).
-GAIN_STEP = 1e-5
 
 
 def gain_model(Cs, theta, bias, cov, sigma2, design, kept) -> tuple[np.ndarray, np.ndarray]:
@@ -91,20 +89,10 @@ def gain_model(Cs, theta, bias, cov, sigma2, design, kept) -> tuple[np.ndarray, 
     ``bias`` ``(K, p)`` plus the clips' shift ``d`` (``clip_bias``: label and box) at the
     bias-corrected coefficients ``t = theta - bias``, and ``cov`` ``(K, p, p)`` mapped by the
     plug-in's gain ``G = I - J``, ``J = dd/dt`` by central differences: the model's
-    coefficients are estimated by ``t - d(t)``, whose error is ``G`` times that of ``t``."""
-    tails = box_cut(getattr(design.bounds, "hist", None), design, kept)
-    t = np.asarray(theta, dtype=np.float64)[None] - bias
-    icol = len(kept) - 1
-    K, p = Cs.shape[:2]
-    G = np.empty((K, p, p))
-    for j in range(p):
-        e = np.zeros(p)
-        e[j] = GAIN_STEP
-        up, down = (label_clip_bias(Cs, t + s * e, sigma2, icol, tails) for s in (1.0, -1.0))
-        G[:, :, j] = -(up - down) / (2.0 * GAIN_STEP)
-    G += np.eye(p)
-    return (bias + label_clip_bias(Cs, t, sigma2, icol, tails),
-            np.einsum("kij,kjl,kml->kim", G, cov, G))
+    coefficients are estimated by ``t - d(t)``, whose error is ``G`` times that of ``t``. The
+    library's :func:`~dpstats.estimators.inference.dpgd_label.clip_model` with the gain on
+    (the code since design note 83)."""
+    return clip_model(Cs, theta, bias, cov, sigma2, design, kept, box=True, gain=True)
 
 
 NAMES = {0: "centre", 2: "n1e5", 3: "p1", 5: "eps05", 6: "eps40", 8: "binary"}

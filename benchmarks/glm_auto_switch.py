@@ -99,14 +99,11 @@ SEEDS = {"derive": 17_000, "held": 27_000, "note75": 37_000}
 
 
 def covariates(kind: str, n: int, p: int, rng: np.random.Generator) -> np.ndarray:
-    """The design's covariates (no intercept)."""
-    if kind == "gaussian":
-        return rng.normal(size=(n, p))
-    if kind == "skewed":
-        z = np.exp(0.75 * rng.normal(size=(n, p)))
-        return (z - np.exp(0.75**2 / 2)) / np.sqrt((np.exp(0.75**2) - 1) * np.exp(0.75**2))
-    if kind == "binary":
-        return (rng.uniform(size=(n, p)) < 0.3).astype(float)
+    """The design's covariates (no intercept): glm_coverage.py's gaussian, skewed and binary
+    kinds (the same draws), and the held-out set's t5, corr and mixbin."""
+    if kind in ("gaussian", "skewed", "binary"):
+        import glm_coverage as gc
+        return gc.covariates(kind, n, p, rng)
     if kind == "t5":
         return rng.standard_t(5, size=(n, p)) / np.sqrt(5 / 3)
     if kind == "corr":

@@ -220,28 +220,45 @@ def coverage_row(i: int, reps: int, r: dict, variant: str) -> dict:
                              f"recorded)"}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def fits_parser(description: str, variants) -> argparse.ArgumentParser:
+    """The command line of a variants script over recorded fits (this one and
+    glm_box_variants.py): the fits, the variants, the summary and the rows' folder."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("fits", nargs="+", help="LABEL=PICKLE@REPS (label cellI: glm cell I)")
-    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--variants", default=",".join(variants))
     ap.add_argument("--summary", help="write the per-coefficient table here")
     ap.add_argument("--rows-dir", help="write coverage.py rows of the cellI labels here")
-    a = ap.parse_args(argv)
-    frames = []
-    for spec in a.fits:
+    return ap
+
+
+def variant_line(label: str, v: str, g, fits: int, reps, against: str) -> str:
+    """One variant's line of a cell: coverage (worst-best), per coefficient, mean and sd of z,
+    width relative to ``against``."""
+    return (f"{label:14s} {v:17s} {fits}/{reps} coverage {g.coverage.mean():.3f} "
+            f"({g.coverage.min():.3f}-{g.coverage.max():.3f}) per coef "
+            f"{np.round(g.coverage, 3).tolist()} mean z {np.round(g.z_mean, 2).tolist()}"
+            f" sd z {g.z_sd.min():.2f}-{g.z_sd.max():.2f} width/{against} "
+            f"{g.width_vs_old.min():.3f}-{g.width_vs_old.max():.3f}")
+
+
+def recorded(specs):
+    """``(label, path, reps, fits)`` for each ``LABEL=PICKLE@REPS`` of the command line."""
+    for spec in specs:
         label, rest = spec.split("=", 1)
         path, reps = rest.rsplit("@", 1)
         with open(path, "rb") as fh:
-            fits = pickle.load(fh)
+            yield label, path, reps, pickle.load(fh)
+
+
+def main(argv=None) -> int:
+    a = fits_parser(__doc__.splitlines()[0], VARIANTS).parse_args(argv)
+    frames = []
+    for label, _path, reps, fits in recorded(a.fits):
         res = {v: evaluate(fits, v) for v in a.variants.split(",")}
         t = table(label, int(reps), res)
         frames.append(t)
         for v, g in t.groupby("variant", sort=False):
-            print(f"{label:14s} {v:17s} {len(fits)}/{reps} coverage {g.coverage.mean():.3f} "
-                  f"({g.coverage.min():.3f}-{g.coverage.max():.3f}) per coef "
-                  f"{np.round(g.coverage, 3).tolist()} mean z {np.round(g.z_mean, 2).tolist()}"
-                  f" sd z {g.z_sd.min():.2f}-{g.z_sd.max():.2f} width/old "
-                  f"{g.width_vs_old.min():.3f}-{g.width_vs_old.max():.3f}"
+            print(variant_line(label, v, g, len(fits), reps, "old")
                   + (f" | box fit: coverage {np.round(g.coverage_box, 3).tolist()} mean z "
                      f"{np.round(g.z_box_mean, 2).tolist()}" if "z_box_mean" in g else ""),
                   flush=True)

@@ -44,8 +44,6 @@ Reads no real data.
 
 from __future__ import annotations
 
-import argparse
-import pickle
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -127,11 +125,7 @@ def score(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("fits", nargs="+", help="LABEL=PICKLE@REPS (label cellI: glm cell I)")
-    ap.add_argument("--variants", default=",".join(VARIANTS))
-    ap.add_argument("--summary", help="write the per-coefficient table here")
-    ap.add_argument("--rows-dir", help="write coverage.py rows of the cellI labels here")
+    ap = bv.fits_parser(__doc__.splitlines()[0], VARIANTS)
     ap.add_argument("--tag", default="s17", help="the rows' file-name tag")
     ap.add_argument("--no-code", action="store_true",
                     help="without the code's column (merge --summary files to score)")
@@ -140,20 +134,12 @@ def main(argv=None) -> int:
     if OLD not in variants and not a.no_code:
         variants = [OLD, *variants]
     frames = []
-    for spec in a.fits:
-        label, rest = spec.split("=", 1)
-        path, reps = rest.rsplit("@", 1)
-        with open(path, "rb") as fh:
-            fits = pickle.load(fh)
+    for label, path, reps, fits in bv.recorded(a.fits):
         res = {v: evaluate(fits, v) for v in variants}
         t = table(label, int(reps), res)
         frames.append(t)
         for v, g in t.groupby("variant", sort=False):
-            print(f"{label:14s} {v:16s} {len(fits)}/{reps} coverage {g.coverage.mean():.3f} "
-                  f"({g.coverage.min():.3f}-{g.coverage.max():.3f}) per coef "
-                  f"{np.round(g.coverage, 3).tolist()} mean z {np.round(g.z_mean, 2).tolist()}"
-                  f" sd z {g.z_sd.min():.2f}-{g.z_sd.max():.2f} width/code "
-                  f"{g.width_vs_old.min():.3f}-{g.width_vs_old.max():.3f}", flush=True)
+            print(bv.variant_line(label, v, g, len(fits), reps, "code"), flush=True)
         if a.rows_dir and label.startswith("cell"):
             i = int(label[4:])
             for v in a.variants.split(","):
