@@ -23,7 +23,7 @@ import sys
 import numpy as np
 import statsmodels.api as sm
 
-from dpstats.estimators.inference.dpgd_label import _unclipped
+from dpstats.estimators.inference.dpgd_label import unclipped_normal
 
 
 def designs():
@@ -45,7 +45,7 @@ def recovered(Xc: np.ndarray, fit: np.ndarray, c: float, weighted: bool) -> np.n
         w = np.ones(len(U))
     m = w @ U / w.sum()
     v = w @ (U * U) / w.sum() - m * m
-    _, sd, pi = _unclipped(m, v, 30)
+    _, sd, pi = unclipped_normal(m, v, 30)
     return fit[1:] / (sd * sd * (1.0 - pi) / v)
 
 

@@ -39,7 +39,7 @@ def _sample(data, n, rng):
                      for _ in range(n)])
 
 
-def _unclipped(X, r, bound):
+def unclipped_normal(X, r, bound):
     q = np.minimum(np.asarray(r) ** 2, 1.0)
     return (X * q[:, None]).T @ X
 
@@ -48,7 +48,7 @@ def _unclipped(X, r, bound):
 def test_release_meat(variant, monkeypatch):
     """The clipped meat, claimed (1, 1e-5)-DP (Gaussian, L2 sensitivity ``bound``)."""
     if variant != "real":
-        monkeypatch.setattr(meat, "clipped_meat", _unclipped)
+        monkeypatch.setattr(meat, "clipped_meat", unclipped_normal)
     rep = audit(_sample, _pairs(), eps=1.0, delta=1e-5, n=draws(3_000),
                 n_pilot=draws(500), seed=seed_for(f"inference-meat/{variant}"))
     record("inference: sandwich meat", variant, RELATION, rep)

@@ -138,7 +138,7 @@ def sis_pairs() -> list[Pair]:
     return _row_pairs(X, y, rows, rec)
 
 
-def _unclipped(values, lo, hi):
+def unclipped_normal(values, lo, hi):
     lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
     return (np.asarray(values, dtype=np.float64) - (lo + hi) / 2) / ((hi - lo) / 2)
 
@@ -147,7 +147,7 @@ def _unclipped(values, lo, hi):
 def test_sis(variant, monkeypatch):
     """DP-SIS with public bounds: canonical Lipschitz top-2 of |x_j^T y|, eps = 1."""
     if variant != "real":
-        monkeypatch.setattr(sis, "to_unit", _unclipped)
+        monkeypatch.setattr(sis, "to_unit", unclipped_normal)
     rep = audit(replay(sis, "lipschitz_topk"), sis_pairs(), eps=1.0, kind="discrete",
                 n=draws(6_000), n_pilot=draws(400), seed=seed_for(f"sis/{variant}"))
     record("DP-SIS (public bounds)", variant, RELATION, rep)

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.special import ndtr
 
 __all__ = ["label_clip_bias", "box_cut", "clip_bias", "clip_model", "BOX_REACH", "BOX_Z",
-           "CLIP_GAIN"]
+           "CLIP_GAIN", "unclipped_normal"]
 
 #: How far beyond the box (in half-widths) the released counts are read for a cut: a Gaussian
 #: covariate's cut rows lie within about one half-width of the edge.
@@ -75,7 +75,7 @@ def _clipped_moments(mu, tau):
     return m1, np.maximum(m2 - m1 * m1, 1e-300), 1.0 - inside
 
 
-def _unclipped(m_c, v_c, steps: int):
+def unclipped_normal(m_c, v_c, steps: int):
     """``(mu, tau, pi)`` of the normal whose clip to ``[-1, 1]`` has mean ``m_c`` and variance
     ``v_c`` (fixed-point steps; ``pi`` the clipped share, at most 0.5)."""
     v_c = np.maximum(v_c, 1e-24)
@@ -116,7 +116,7 @@ def label_clip_bias(Cs, theta, sigma2, icol: int, tails=None, steps: int = 30) -
     m_c = np.einsum("kj,kj->k", mean_u, t)
     v_c = np.maximum(np.einsum("ki,kij,kj->k", t, Cs, t) / n - m_c * m_c, 0.0) \
         + np.maximum(np.asarray(sigma2, dtype=np.float64), 0.0)
-    mu, _tau, pi = _unclipped(m_c, v_c, steps)
+    mu, _tau, pi = unclipped_normal(m_c, v_c, steps)
     feat = np.arange(p) != icol
     factor, means = np.ones((K, p)), s * mean_u          # the columns' means, box units
     obs, noise = (np.full(p, np.nan),) * 2 if tails is None else map(np.asarray, tails)
@@ -124,7 +124,7 @@ def label_clip_bias(Cs, theta, sigma2, icol: int, tails=None, steps: int = 30) -
     if cut.any():
         x_m = means[:, cut]
         x_v = s * s * np.einsum("kjj->kj", Cs)[:, cut] / n[:, None] - x_m * x_m
-        m, sd, pi_x = _unclipped(x_m, x_v, steps)
+        m, sd, pi_x = unclipped_normal(x_m, x_v, steps)
         ok = obs[cut] >= 0.5 * (n[:, None] * pi_x).mean(axis=0) - BOX_Z * noise[cut]
         factor[:, cut] = np.where(ok, sd * sd * (1.0 - pi_x) / np.maximum(x_v, 1e-300), 1.0)
         means[:, cut] = np.where(ok, m, x_m)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dpgd_label import BOX_Z, _unclipped, box_cut
+from .dpgd_label import BOX_Z, box_cut, unclipped_normal
 from .glm_spread import MIN_PD, level_centres, level_noise
 
 __all__ = ["STRENGTH", "CALIB_TAIL", "BOX", "WIDTH", "calibrated", "box_bias", "width_ratio",
@@ -128,7 +128,7 @@ def box_bias(Cs, theta, cut, icol: int, n_hat: float, steps: int = 30) -> np.nda
     Per column ``j`` the information-weighted mean and variance of its clipped values (box
     units; ``C[j, i] / C[i, i]`` and ``C[j, j] / C[i, i]``, ``i`` the intercept) give a normal
     model ``N(m, sd^2)`` whose clip to the box has them, and its cut share ``pi``
-    (:func:`.dpgd_label._unclipped`); the slope of the clipped fit is the model's times
+    (:func:`.dpgd_label.unclipped_normal`); the slope of the clipped fit is the model's times
     ``var(clip x) / (sd^2 (1 - pi))`` (Stein's lemma, as for a linear fit: the logistic fit is
     a weighted least-squares fit at its solution; checked by simulation,
     ``benchmarks/glm_box_slope.py``), and the intercept keeps the linear predictor at the mean
@@ -153,7 +153,7 @@ def box_bias(Cs, theta, cut, icol: int, n_hat: float, steps: int = 30) -> np.nda
     c00 = Cs[:, icol, icol]
     m = Cs[:, icol, :][:, cutk] / c00[:, None]
     v = np.einsum("kjj->kj", Cs)[:, cutk] / c00[:, None] - m * m
-    mu, sd, pi = _unclipped(m, v, steps)
+    mu, sd, pi = unclipped_normal(m, v, steps)
     ok = obs[cutk] >= 0.5 * n_hat * pi.mean(axis=0) - BOX_Z * noise[cutk]
     factor = np.where(ok, sd * sd * (1.0 - pi) / np.maximum(v, 1e-300), 1.0)
     model = t.copy()
