@@ -1,88 +1,46 @@
-"""Floating-point error of the sums mechanisms release, against their sensitivity.
+"""Sums over rows that mechanisms release: their sensitivity in floating point, their
+dependence on how the rows are split, their error against the exact sum, their speed.
 
-A mechanism's sensitivity is a statement about exact sums; the library adds floats.
-Casacuberta, Shoemate, Vadhan and Wagaman (CCS 2022) showed that the rounding of a float sum
-can move it by more than one row's contribution, so a sensitivity stated for exact sums can
-understate the true one. Two tables:
+A mechanism's sensitivity is a statement about exact sums. Casacuberta, Shoemate, Vadhan and
+Wagaman (CCS 2022) showed that a float sum's rounding can move it by more than one row's
+contribution; a float sum also depends on the order and grouping of its additions, so a sum
+over a dask frame would depend on the partitioning. :mod:`dpstats._kernels.row_sums` puts each
+row's terms on a fixed-point grid of the public bound and adds integers (design note "exact
+sums"). Four tables:
 
-1. **Random data**: the worst Gram entry's error of
-   :func:`dpstats.mechanisms.design_moments.clipped_sums` (blocks of ``_CHUNK`` rows, BLAS in a
-   block, blocks added with compensation) and of :func:`dpstats._kernels.row_sums.tdot`
-   (blocks of ``ROWS``), against the exact sums, as ``2 |err| / B^2`` (twice: both neighbours
-   err), beside the worst-case bound ``2 (b + 5) u n`` (Higham's ``gamma`` for any order within
-   a block, ``u = 2^-53``). Inputs are multiples of ``2^-20`` in ``[-B, B]``
-   (``B = MOMENT_BOUND``), so every product is exact and the exact sums are integer sums (numpy
-   int64 per block of ``2^16`` rows, Python integers across blocks).
-2. **Adversarial data** (``tests/kernels/test_row_sums.py``'s construction: ``2^m`` ones, then
-   ``2^m`` values of ``-0.75 * 2^(m-53)``, and the neighbour with a 1 in front): how far the
-   neighbours' computed sums differ from the sensitivity 1, for one sequential loop over the
-   rows (the Frank-Wolfe kernel before blocking), :func:`tdot` and the Frank-Wolfe kernel.
+1. **Adversarial data** (``tests/kernels/test_row_sums.py``'s construction: ``2^m`` ones, then
+   ``2^m`` values of ``-0.75 * 2^(m-53)``, and the neighbour with a 1 in front): the
+   neighbours' computed difference minus the sensitivity 1, for one sequential loop (the
+   Frank-Wolfe kernel before note 79), the compensated blocks of note 79 (the in-memory
+   Frank-Wolfe kernel keeps them) and the fixed-point sum (:func:`~dpstats._kernels.row_sums.
+   tdot`), beside the fixed-point bound ``4 u n`` (:func:`~dpstats._kernels.row_sums.excess`).
+2. **Splits**: ``--splits`` random splits and orders of the same rows into up to 8 parts; the
+   number of distinct results (bit patterns) of float sums of the parts (what a dask merge of
+   float arrays gave) and of :class:`~dpstats._kernels.row_sums.FixedSum` parts, and the float
+   results' largest relative spread.
+3. **Grid error**: the fixed-point Gram of rows of norm <= 1 against the float Gram, relative to
+   the largest entry, and the Gram's relative shrink ``(1 - s)^2``.
+4. **Speed**: median seconds of ``A.T @ A`` and :func:`tdot` at ``--speed`` rows x 20 columns.
 
-    cd benchmarks && python float_summation.py [--rows 1e5,1e6,1e7] [--m 18,20,22]
+    cd benchmarks && python float_summation.py [--m 18,20,22] [--splits 20] [--speed 1e6]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
-from fractions import Fraction
 
 import numpy as np
 from numba import njit
 
 from dpstats._kernels import frank_wolfe as fw
-from dpstats._kernels.row_sums import ROWS, tdot
-from dpstats.mechanisms import design_moments as dm
+from dpstats._kernels.row_sums import ROWS, excess, grid_bits, tdot, tdot_fixed
 
 U = 2.0 ** -53
-SCALE = 2 ** 20
 
 
-def exact_gram(Xi: np.ndarray, block: int = 1 << 16) -> list[list[int]]:
-    """``Xi' Xi`` in Python integers (int64 within a block of ``block`` rows: each product is
-    below ``(3 * 2^20)^2 < 2^44``, so a block's sum stays below ``2^60``)."""
-    k = Xi.shape[1]
-    out = [[0] * k for _ in range(k)]
-    for a in range(0, Xi.shape[0], block):
-        c = Xi[a:a + block].T @ Xi[a:a + block]
-        for i in range(k):
-            for j in range(k):
-                out[i][j] += int(c[i, j])
-    return out
-
-
-def bound(n: int, b: int = dm._CHUNK) -> float:
-    """``2 (b + 5) u n``: the worst-case relative excess of a sum's sensitivity over ``n`` rows
-    added in blocks of ``b`` (any order within a block), the blocks with compensation.
-
-    >>> f"{bound(10 ** 6):.1e}", f"{bound(10 ** 6, 4096):.1e}"
-    ('7.3e-06', '9.1e-07')
-    """
-    return 2.0 * (min(n, b) + 5) * U * n
-
-
-def _worst(S: np.ndarray, ex: list[list[int]]) -> float:
-    k = S.shape[0]
-    return max(float(abs(Fraction(float(S[i, j])) - Fraction(ex[i][j], SCALE * SCALE)))
-               for i in range(k) for j in range(k))
-
-
-def measure(n: int, k: int, seed: int = 1) -> dict:
-    """The worst Gram entry's float error, relative to ``B^2`` and doubled, at ``n`` rows of
-    ``k`` columns (the first a constant, as an intercept), for the design moments and tdot."""
-    B = dm.MOMENT_BOUND
-    rng = np.random.default_rng(seed)
-    X = np.clip(np.round(rng.normal(size=(n, k)) * SCALE) / SCALE, -B, B)
-    X[:, 0] = 1.0
-    t = time.perf_counter()
-    _, s2 = dm.clipped_sums(X, np.zeros(k), np.ones(k), B)
-    sec = time.perf_counter() - t
-    ex = exact_gram(np.round(X * SCALE).astype(np.int64))
-    return {"n": n, "moments": 2 * _worst(s2, ex) / B ** 2, "tdot": 2 * _worst(tdot(X, X), ex)
-            / B ** 2, "bound_moments": bound(n), "bound_tdot": bound(n, ROWS), "sec": sec}
-
-
-@njit(cache=True)
+@njit
 def _loop_sum(x):
     s = 0.0
     for i in range(x.shape[0]):
@@ -100,35 +58,102 @@ def adversarial(m: int) -> dict:
         return float(fw.loss_gradient(v[None, :], np.ones(v.size), np.zeros(v.size),
                                       "squared")[0][0])
 
-    ways = {"loop": _loop_sum, "tdot": lambda v: float(tdot(v[:, None], np.ones(v.size))[0]),
-            "fw_kernel": fw_sum}
+    ways = {"loop": _loop_sum, "compensated": fw_sum,
+            "fixed": lambda v: float(tdot(v[:, None], np.ones(v.size), 1.0, 1.0)[0])}
     return {"rows": xp.size, **{w: f(xp) - f(x) - 1.0 for w, f in ways.items()},
-            "bound_tdot": bound(xp.size, ROWS)}
+            "bound_fixed": excess(xp.size)}
+
+
+def splits(n: int, reps: int, seed: int = 0) -> dict:
+    """Distinct results of float and fixed-point sums of the same rows split ``reps`` ways."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n, 5))
+    A /= np.maximum(np.linalg.norm(A, axis=1, keepdims=True), 1.0)
+    b = np.clip(rng.normal(size=n), -1, 1)
+    floats, fixed, values = set(), set(), []
+    for _ in range(reps):
+        k = int(rng.integers(1, 9))
+        cuts = np.r_[0, np.sort(rng.choice(np.arange(1, n), size=k - 1, replace=False)), n]
+        order = rng.permutation(n)
+        Ao, bo = A[order], b[order]
+        spans = list(zip(cuts[:-1], cuts[1:], strict=True))
+        pf = [Ao[lo:hi].T @ bo[lo:hi] for lo, hi in spans]
+        px = [tdot_fixed(Ao[lo:hi], bo[lo:hi], 1.0, 1.0) for lo, hi in spans]
+        f, x = pf[0], px[0]
+        for a, c in zip(pf[1:], px[1:], strict=True):
+            f, x = f + a, x + c
+        floats.add(f.tobytes())
+        fixed.add(x.value.tobytes())
+        values.append(f)
+    V = np.array(values)
+    spread = float(np.max((V.max(0) - V.min(0)) / np.abs(V).max(0)))
+    return {"rows": n, "float_distinct": len(floats), "fixed_distinct": len(fixed),
+            "float_spread": spread}
+
+
+def grid_error(n: int, p: int = 20, seed: int = 1) -> dict:
+    """The fixed-point Gram of ``n`` rows of norm <= 1 against the float Gram."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n, p)) / math.sqrt(p)
+    A /= np.maximum(np.linalg.norm(A, axis=1, keepdims=True), 1.0)
+    G, F = A.T @ A, tdot(A, A, 1.0, 1.0)
+    s = math.sqrt(p) * 2.0 ** -(grid_bits(ROWS) + 1)
+    return {"rows": n, "rel_err": float(np.abs(F - G).max() / np.abs(G).max()),
+            "rel_err_unshrunk": float(np.abs(F / (1 - s) ** 2 - G).max() / np.abs(G).max()),
+            "shrink": 1 - (1 - s) ** 2}
+
+
+def speed(n: int, p: int = 20, reps: int = 7) -> dict:
+    """Median seconds of ``A.T @ A`` and :func:`tdot` (``reps`` runs each, interleaved)."""
+    A = np.random.default_rng(2).normal(size=(n, p)) / math.sqrt(p) / 3
+    t_blas, t_fixed = [], []
+    for _ in range(reps):
+        t = time.perf_counter()
+        A.T @ A
+        t_blas.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        tdot(A, A, 1.0, 1.0)
+        t_fixed.append(time.perf_counter() - t)
+    return {"rows": n, "blas": float(np.median(t_blas)), "fixed": float(np.median(t_fixed))}
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", default="1e5,1e6,1e7")
-    ap.add_argument("--cols", type=int, default=5)
     ap.add_argument("--m", default="18,20,22")
+    ap.add_argument("--splits", type=int, default=20)
+    ap.add_argument("--split-rows", default="1e4,1e5,1e6")
+    ap.add_argument("--speed", default="1e6")
     a = ap.parse_args(argv)
-    rows = [int(float(r)) for r in a.rows.split(",")]
-    print("Random data: worst Gram entry, 2 |err| / B^2 (measured) and the worst-case bound")
-    print(f"{'rows':>10s} {'moments':>10s} {'bound':>10s} {'tdot':>10s} {'bound':>10s} "
-          f"{'sums s':>7s}")
-    for i, n in enumerate(rows, 1):
-        r = measure(n, a.cols)
-        print(f"{n:10.0e} {r['moments']:10.2e} {r['bound_moments']:10.2e} {r['tdot']:10.2e} "
-              f"{r['bound_tdot']:10.2e} {r['sec']:7.2f}   [{i}/{len(rows)}]", flush=True)
-    for n in (10 ** 8, 10 ** 9):
-        print(f"{n:10.0e} {'-':>10s} {bound(n):10.2e} {'-':>10s} {bound(n, ROWS):10.2e}")
     ms = [int(v) for v in a.m.split(",")]
-    print("\nAdversarial data: neighbours' computed difference minus the sensitivity 1")
-    print(f"{'rows':>10s} {'loop':>10s} {'tdot':>10s} {'FW kernel':>10s} {'tdot bound':>11s}")
+    print("1. Adversarial data: neighbours' computed difference minus the sensitivity 1")
+    print(f"{'rows':>10s} {'loop':>10s} {'compens.':>10s} {'fixed':>10s} {'bound':>10s}")
     for i, m in enumerate(ms, 1):
         r = adversarial(m)
-        print(f"{r['rows']:10.2e} {r['loop']:10.2e} {r['tdot']:10.2e} {r['fw_kernel']:10.2e} "
-              f"{r['bound_tdot'] / 2:11.2e}   [{i}/{len(ms)}]", flush=True)
+        print(f"{r['rows']:10.2e} {r['loop']:10.2e} {r['compensated']:10.2e} "
+              f"{r['fixed']:10.2e} {r['bound_fixed']:10.2e}   [{i}/{len(ms)}]", flush=True)
+    for n in (10 ** 8, 10 ** 9):
+        print(f"{n:10.0e} {'-':>10s} {2 * (ROWS + 5) * U * n:10.2e} {'-':>10s} "
+              f"{excess(n):10.2e}   (worst-case bounds)")
+    rows = [int(float(v)) for v in a.split_rows.split(",")]
+    print(f"\n2. {a.splits} random splits and orders of the same rows: distinct results")
+    print(f"{'rows':>10s} {'float':>8s} {'fixed':>8s} {'float spread':>13s}")
+    for i, n in enumerate(rows, 1):
+        r = splits(n, a.splits)
+        print(f"{n:10.0e} {r['float_distinct']:8d} {r['fixed_distinct']:8d} "
+              f"{r['float_spread']:13.2e}   [{i}/{len(rows)}]", flush=True)
+    print("\n3. Grid error of the fixed-point Gram (rows of norm <= 1, 20 columns)")
+    print(f"{'rows':>10s} {'rel. error':>11s} {'unshrunk':>10s} {'shrink':>10s}")
+    for i, n in enumerate(rows, 1):
+        r = grid_error(n)
+        print(f"{n:10.0e} {r['rel_err']:11.2e} {r['rel_err_unshrunk']:10.2e} "
+              f"{r['shrink']:10.2e}   [{i}/{len(rows)}]", flush=True)
+    sp = [int(float(v)) for v in a.speed.split(",")]
+    print("\n4. Speed, 20 columns: median seconds")
+    print(f"{'rows':>10s} {'A.T @ A':>9s} {'tdot':>9s} {'ratio':>7s}")
+    for i, n in enumerate(sp, 1):
+        r = speed(n)
+        print(f"{n:10.0e} {r['blas']:9.4f} {r['fixed']:9.4f} {r['fixed'] / r['blas']:7.2f}"
+              f"   [{i}/{len(sp)}]", flush=True)
 
 
 if __name__ == "__main__":

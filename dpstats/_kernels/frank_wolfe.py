@@ -70,13 +70,15 @@ def _derivatives(u, y, code, out):
 
 # Serial, releasing the GIL; :func:`.runtime.run_chunks` runs ranges of columns on threads for
 # large designs (one compile instead of a serial and a ``parallel=True`` twin).
-#: Rows per block of :func:`_xt_dot` (as :data:`.row_sums.ROWS`).
+#: Rows per block of :func:`_xt_dot`.
 BLOCK = 4096
 
 
 # Blocks of BLOCK rows added with Neumaier's compensation: the error stays within (BLOCK + 5) u
 # times the sum of |terms| instead of growing with n (one loop over all n rows: n u), so the
-# gradient's sensitivity holds to a relative 2 (BLOCK + 5) u n (see .row_sums).
+# gradient's sensitivity holds to a relative 2 (BLOCK + 5) u n (Higham's bound for any order
+# within a block). The other released sums are exact on a grid (.row_sums); this kernel keeps
+# floats (in memory only: the dask Frank-Wolfe pass uses .row_sums).
 @njit(cache=True, nogil=True)
 def _xt_dot(Xt, r, out, lo, hi):
     n = Xt.shape[1]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._kernels.row_sums import tdot
+from .._kernels.row_sums import row_sum_fixed, tdot_fixed
 from ..estimators.screening import PrivateScreener
 from .passes import GramPass, reduce_frame
 
@@ -55,11 +55,17 @@ class FWPass:
         t = ys if self.loss == "squared" else 2.0 * ys - 1.0
         u = Xs @ self.w
         r = _derivative(u, t, self.loss)
-        out = {"g": tdot(Xs, r)}
+        # exact sums on grids of public bounds (row_sums): the same bits for any partitioning.
+        # Entries of Xs are in [-1, 1], so |u| <= ||w||_1 and |l'| <= ||w||_1 + 1 (squared),
+        # < 1 (logistic).
+        w1 = float(np.abs(self.w).sum())
+        top = w1 + 1.0 if self.loss == "squared" else 1.0
+        out = {"g": tdot_fixed(Xs, r, 1.0, top)}
         if self.screen:
-            out["B"], out["uu"] = np.array([u @ r]), np.array([u @ u])
+            out["B"] = row_sum_fixed((u * r)[:, None], max(w1, 1.0) * top)
+            out["uu"] = row_sum_fixed((u * u)[:, None], max(w1, 1.0) ** 2)
         if self.norms:
-            out["c"] = np.einsum("ij,ij->j", Xs, Xs)
+            out["c"] = row_sum_fixed(Xs * Xs, 1.0)
         return out
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..estimators.outpert import GRAD_TOL
-from ..mechanisms.curvature import curvature_sum
+from ..mechanisms.curvature import curvature_sum_fixed
 from .passes import GramPass, reduce_frame
 
 __all__ = ["LogisticPass", "DaskRows"]
@@ -68,8 +68,11 @@ class LogisticPass:
             mu = 0.5 * (1.0 + np.tanh(0.5 * e))
             return {"correct": correct.astype(np.float64),
                     "classes": np.array([s0.size, s1.size], dtype=np.float64),
-                    "fisher": curvature_sum(U, mu * (1.0 - mu), 0.25)}
+                    "fisher": curvature_sum_fixed(U, mu * (1.0 - mu), 0.25)}
         mu = 0.5 * (1.0 + np.tanh(0.5 * e))
+        # the solver's sums stay floats: its privacy rests on an exact minimiser (up to the
+        # tolerance the output noise covers), which a grid's error would move; only released
+        # sums go on a grid (the curvature above)
         return {"f": np.array([np.sum(np.logaddexp(0.0, e) - y * e)]),
                 "g": U.T @ (mu - y), "H": (U.T * (mu * (1.0 - mu))) @ U}
 

@@ -38,8 +38,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..mechanisms.curvature import squares_fixed
 from ..mechanisms.design_moments import clipped_sums
-from ..mechanisms.meat import clipped_meat
+from ..mechanisms.meat import clipped_meat_fixed
 from .fold import held_rows, rows_below_q
 from .passes import GramPass, SamplePass, reduce_frame, sample_frame
 
@@ -63,9 +64,9 @@ class ResidualPass:
         Xr, yr = (Xs, ys) if self.resid_box is None else \
             self.rows.mapped(pdf, raw, clip=self.resid_box)
         r = np.clip(yr - (Xr / self.C) @ self.theta, -1.0, 1.0)
-        if self.bound is None:
-            return {"rss": float(r @ r)}
-        return {"meat": clipped_meat(Xs / self.C, r, self.bound)}
+        if self.bound is None:             # exact sums: partitions add up to the same bits
+            return {"rss": squares_fixed(r)}
+        return {"meat": clipped_meat_fixed(Xs / self.C, r, self.bound)}
 
 
 class ResidualRows:
@@ -77,7 +78,7 @@ class ResidualRows:
 
     def rss(self, theta) -> float:
         step = replace(self.pass_, theta=np.asarray(theta, dtype=np.float64))
-        return float(reduce_frame(self.ddf, step)["rss"])
+        return float(reduce_frame(self.ddf, step)["rss"][0])
 
     def meat(self, theta, bound: float) -> np.ndarray:
         step = replace(self.pass_, theta=np.asarray(theta, dtype=np.float64),

@@ -14,12 +14,13 @@ computes from it on a worker, comes back to the client. None of them is a releas
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.row_sums import tdot
+from .._kernels.row_sums import resolve, tdot_fixed
 from ..formula.discovery import level_histograms
 from ..mechanisms.bounds import to_unit
 from ..mechanisms.centre import CELL_KEYS, cells_from_counts, merge_cells
@@ -47,7 +48,8 @@ def reduce_frame(ddf, fn, finish=None):
     while len(tasks) > 1:
         tasks = [dask.delayed(merge)(*tasks[i:i + 2]) if i + 1 < len(tasks) else tasks[i]
                  for i in range(0, len(tasks), 2)]
-    total = tasks[0] if finish is None else dask.delayed(finish)(tasks[0])
+    total = dask.delayed(resolve)(tasks[0])      # exact sums (FixedSum) to floats, once
+    total = total if finish is None else dask.delayed(finish)(total)
     return dask.compute(total)[0]
 
 
@@ -250,15 +252,16 @@ class GramPass:
     def __call__(self, pdf, part: int) -> dict:
         raw = self.design(pdf)
         Xs, ys = self.mapped(pdf, raw)
+        b = math.sqrt(len(self.keep))      # rows in the unit box: L2 norm <= sqrt(columns)
         if self.gradient is not None:      # one DP-GD step: the clipped gradient sum
-            from ..estimators.dpgd import _gradient_sum
+            from ..estimators.dpgd import gradient_fixed
             s, loss, clip = self.gradient
-            return {"grad": _gradient_sum(Xs / s, ys, self.theta, loss, clip)}
+            return {"grad": gradient_fixed(Xs / s, ys, self.theta, loss, clip)}
         if self.theta is not None:         # one boosting round: X'clip(y_r - X_r theta, -1, 1)
             Xr, yr = (Xs, ys) if self.unclipped is None else \
                 self.mapped(pdf, raw, clip=self.unclipped)
-            return {"grad": tdot(Xs, np.clip(yr - Xr @ self.theta, -1.0, 1.0))}
-        return {"gram": tdot(Xs, Xs), "xty": tdot(Xs, ys)}
+            return {"grad": tdot_fixed(Xs, np.clip(yr - Xr @ self.theta, -1.0, 1.0), b, 1.0)}
+        return {"gram": tdot_fixed(Xs, Xs, b, b), "xty": tdot_fixed(Xs, ys, b, 1.0)}
 
 
 #: A partition's group sums are taken in two halves of its rows, on two threads, when it has

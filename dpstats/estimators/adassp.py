@@ -142,15 +142,15 @@ def adassp_core(Xs, ys, eps: float, delta: float, rng, ledger, *, rho: float, st
     p = Xs.shape[1]
     e3, d3 = eps / 3.0, delta / 3.0
     s_xx, s_xy = B_x * B_x, B_x * B_y
-    gram = tdot(Xs, Xs) if stats is None else stats[0]
+    gram = tdot(Xs, Xs, B_x, B_x) if stats is None else stats[0]
     lam_min = max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
     lam_noisy = gaussian(lam_min, s_xx, e3, d3, rng, ledger, stage=stage,
                          what="smallest eigenvalue of X'X (mapped data)")
     iu = np.triu_indices(p)
     tri = gaussian(gram[iu], s_xx, e3, d3, rng, ledger, stage=stage,
                    what="upper triangle of X'X (mapped data), symmetric noise")
-    xty = gaussian(tdot(Xs, ys) if stats is None else stats[1], s_xy, e3, d3, rng, ledger,
-                   stage=stage, what="X'y (mapped data)")
+    xty = gaussian(tdot(Xs, ys, B_x, B_y) if stats is None else stats[1], s_xy, e3, d3, rng,
+                   ledger, stage=stage, what="X'y (mapped data)")
     gram_noisy = np.zeros((p, p))
     gram_noisy[iu] = tri
     gram_noisy = gram_noisy + np.triu(gram_noisy, 1).T

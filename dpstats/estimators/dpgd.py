@@ -71,7 +71,7 @@ import math
 
 import numpy as np
 
-from .._kernels.row_sums import tdot
+from .._kernels.row_sums import FixedSum, row_sum_fixed
 from ..errors import ValidationError
 from ..mechanisms import private_count
 from ..mechanisms.accountant import Ledger
@@ -168,7 +168,15 @@ def _gdp_plan(eps_gd: float, delta: float, loss: str, opt: dict, hist: bool, rng
 
 
 def _gradient_sum(U, y, theta, loss: str, clip: float) -> np.ndarray:
-    """Sum over rows of the per-row gradients, each clipped to L2 norm ``clip``."""
+    """Sum over rows of the per-row gradients, each clipped to L2 norm ``clip`` (the value of
+    :func:`gradient_fixed`)."""
+    return gradient_fixed(U, y, theta, loss, clip).value
+
+
+def gradient_fixed(U, y, theta, loss: str, clip: float) -> FixedSum:
+    """:func:`_gradient_sum` as an exact sum (:func:`dpstats._kernels.row_sums.row_sum_fixed`:
+    each row's clipped gradient on a grid, added as integers; parts of the rows add up to the
+    same bits)."""
     eta = U @ theta
     if loss == "logistic":
         r = 0.5 * (1.0 + np.tanh(0.5 * eta)) - y      # sigmoid without overflow
@@ -176,7 +184,7 @@ def _gradient_sum(U, y, theta, loss: str, clip: float) -> np.ndarray:
         r = eta - y
     norms = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", U, U))
     scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-    return tdot(U, r * scale)
+    return row_sum_fixed(U * (r * scale)[:, None], clip)
 
 
 def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float, delta: float,

@@ -35,15 +35,18 @@ Examples
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 
+from .._kernels.row_sums import FixedSum, row_sum_fixed, tdot_fixed
 from ..validation import check_delta, check_eps
 from . import noise as _noise
 from .additive import analytic_gaussian_sigma
 
-__all__ = ["curvature_sum", "clipped_rss", "release_curvature", "release_curvature_part",
+__all__ = ["curvature_sum", "curvature_sum_fixed", "clipped_rss", "clipped_rss_fixed",
+           "squares_fixed", "release_curvature", "release_curvature_part",
            "release_rss_part", "ROW_NORM", "RESID_CLIP"]
 
 #: Rows are clipped to this L2 norm before they enter the sums.
@@ -63,17 +66,39 @@ def _rows(U) -> np.ndarray:
 
 def curvature_sum(U, weights, weight_bound: float) -> np.ndarray:
     """``sum_i w_i u_i u_i'`` with rows clipped to L2 norm 1 and weights to
-    ``[0, weight_bound]`` (not private: the value a release adds noise to)."""
+    ``[0, weight_bound]`` (not private: the value a release adds noise to), the value of
+    :func:`curvature_sum_fixed`."""
+    return curvature_sum_fixed(U, weights, weight_bound).value
+
+
+def curvature_sum_fixed(U, weights, weight_bound: float) -> FixedSum:
+    """:func:`curvature_sum` as an exact sum (:mod:`dpstats._kernels.row_sums`): the rows
+    ``z_i = sqrt(w_i) u_i`` (norm <= sqrt(weight_bound)) quantised, ``sum z_i z_i'`` added as
+    integers, so parts of the rows (dask partitions) add up to the same bits."""
     V = _rows(U)
     w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, float(weight_bound))
-    return (V.T * w) @ V
+    Z = V * np.sqrt(w)[:, None]
+    root = math.sqrt(float(weight_bound))
+    return tdot_fixed(Z, Z, root, root)
 
 
 def clipped_rss(U, y, theta) -> float:
-    """``sum_i clip(y_i - u_i theta, -1, 1)^2`` (rows clipped to norm 1; not private)."""
+    """``sum_i clip(y_i - u_i theta, -1, 1)^2`` (rows clipped to norm 1; not private), the
+    value of :func:`clipped_rss_fixed`."""
+    return float(clipped_rss_fixed(U, y, theta).value[0])
+
+
+def clipped_rss_fixed(U, y, theta) -> FixedSum:
+    """:func:`clipped_rss` as an exact sum (each squared residual, at most 1, on a grid)."""
     r = np.clip(np.asarray(y, dtype=np.float64) - _rows(U) @ np.asarray(theta, dtype=np.float64),
                 -RESID_CLIP, RESID_CLIP)
-    return float(r @ r)
+    return squares_fixed(r)
+
+
+def squares_fixed(r) -> FixedSum:
+    """``sum_i r_i^2`` of residuals already clipped to ``[-1, 1]``, exactly on a grid."""
+    r = np.asarray(r, dtype=np.float64)
+    return row_sum_fixed((r * r)[:, None], RESID_CLIP ** 2)
 
 
 def release_curvature_part(plan, part: str, U, weights, weight_bound: float):

@@ -20,12 +20,13 @@ eps-DP; ``c``, ``s`` and ``B`` must be released or public (adaptive composition)
 
 from __future__ import annotations
 
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._kernels.row_sums import compensated_add
+from .._kernels.row_sums import row_sum_fixed, tdot_fixed
 from .accountant import Ledger
 from .additive import laplace
 
@@ -50,22 +51,30 @@ def moments_sensitivity(k: int, bound: float = MOMENT_BOUND) -> float:
 
 
 def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: float,
-                 chunk: int = _CHUNK, cols=None, kernel: bool = False, weights=None
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 chunk: int = _CHUNK, cols=None, kernel: bool = False, weights=None,
+                 weight_bound: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``(sum u, sum u u')`` of ``u = clip((X - centre) / scale, -bound, bound)``, in
     blocks of rows (cache-sized; no noise: the caller releases them); ``cols``: the columns of
     ``X`` used (default all; selected per block, so ``X`` is never copied whole). ``kernel``:
     each block's ``u`` by the numba kernel
     (:func:`dpstats._kernels.moments.clip_block`, into a reused buffer: the same bits; the
-    caller decides from public sizes and has compiled it). ``weights``: one per row,
-    ``(sum w u, sum w u u')`` instead.
+    caller decides from public sizes and has compiled it). ``weights``: one per row, clipped
+    to ``[0, weight_bound]``, ``(sum w u, sum w u u')`` instead.
+
+    The sums are exact on fixed-point grids of the public bounds
+    (:mod:`dpstats._kernels.row_sums`: each block's rows quantised, the blocks added as
+    integers), so they are the same bits in any block order and on one thread or two, and one
+    row moves them by exactly its own quantised terms, within the sensitivity.
 
     >>> S1, S2 = clipped_sums(np.array([[5.0], [-1.0]]), np.zeros(1), np.ones(1), 2.0, chunk=1)
-    >>> S1.tolist(), S2.tolist()
+    >>> S1.round(5).tolist(), S2.round(5).tolist()
     ([1.0], [[5.0]])
     """
     cols = np.arange(X.shape[1]) if cols is None else np.asarray(cols, dtype=np.intp)
     k = cols.size
+    if weights is not None:          # the grid is set by public bounds, never by the data
+        w_max = float(weight_bound)
+        weights = np.clip(np.asarray(weights, dtype=np.float64), 0.0, w_max)
     inv = 1.0 / scale
     if kernel:
         import threading
@@ -84,10 +93,12 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
             U = X[start:start + chunk, cols] - centre
             U *= inv
             np.clip(U, -bound, bound, out=U)
-        if weights is None:
-            return U.sum(axis=0), U.T @ U
-        Uw = U * weights[start:start + U.shape[0], None]
-        return Uw.sum(axis=0), Uw.T @ U
+        if weights is None:          # exact sums on grids of the bound (row_sums)
+            return row_sum_fixed(U, bound), tdot_fixed(U, U, bound, bound)
+        w = weights[start:start + U.shape[0], None]
+        Z = U * np.sqrt(w)           # w u u' = z z', |z_j| <= B sqrt(max w)
+        root = bound * math.sqrt(w_max)
+        return row_sum_fixed(U * w, bound * w_max), tdot_fixed(Z, Z, root, root)
 
     starts = range(0, X.shape[0], chunk)
     if X.shape[0] >= THREADED_ROWS:           # blocks on threads (numpy releases the GIL),
@@ -95,12 +106,13 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
             parts = list(pool.map(block, starts))   # added in block order: the same bits
     else:
         parts = map(block, starts)
-    s1, s2 = np.zeros(k), np.zeros((k, k))
-    c1, c2 = np.zeros(k), np.zeros((k, k))
-    for a, b in parts:                 # compensated: the error does not grow with the blocks
-        compensated_add(s1, c1, a)     # (dpstats._kernels.row_sums)
-        compensated_add(s2, c2, b)
-    return s1 + c1, s2 + c2
+    parts = list(parts)
+    if not parts:
+        return np.zeros(k), np.zeros((k, k))
+    s1, s2 = parts[0]
+    for a, b in parts[1:]:             # integers: exact, in any order
+        s1, s2 = s1 + a, s2 + b
+    return s1.value, s2.value
 
 
 def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: float,
@@ -126,7 +138,7 @@ def design_moments(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, eps: fl
     >>> X = np.array([[0.0, 1.0], [2.0, -1.0], [1.0, 0.0]])
     >>> S1, S2 = design_moments(X, np.array([1.0, 0.0]), np.ones(2), 1e9,
     ...                         np.random.default_rng(0))
-    >>> (np.round(S1, 6) + 0.0).tolist(), (np.round(S2, 6) + 0.0).tolist()
+    >>> (np.round(S1, 4) + 0.0).tolist(), (np.round(S2, 4) + 0.0).tolist()
     ([0.0, 0.0], [[2.0, -2.0], [-2.0, 2.0]])
     """
     if sums is None:

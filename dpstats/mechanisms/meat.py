@@ -23,26 +23,38 @@ callers choose ``bound`` as a multiple of the typical term from released values.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .._kernels.row_sums import tdot
+from .._kernels.row_sums import FixedSum, tdot_fixed
 from .accountant import Ledger
 from .additive import analytic_gaussian_sigma, gaussian
 
-__all__ = ["clipped_meat", "release_meat", "meat_sigma"]
+__all__ = ["clipped_meat", "clipped_meat_fixed", "release_meat", "meat_sigma"]
 
 
 def clipped_meat(X: np.ndarray, r: np.ndarray, bound: float) -> np.ndarray:
-    """``sum_i x_i x_i' min(r_i^2, bound / ||x_i||^2)`` (no noise; exact arithmetic).
+    """``sum_i x_i x_i' min(r_i^2, bound / ||x_i||^2)`` (no noise): the value of
+    :func:`clipped_meat_fixed`.
 
-    >>> clipped_meat(np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([3.0, 1.0]), 4.0).tolist()
+    >>> S = clipped_meat(np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([3.0, 1.0]), 4.0)
+    >>> S.round(4).tolist()
     [[4.0, 0.0], [0.0, 4.0]]
     """
+    return clipped_meat_fixed(X, r, bound).value
+
+
+def clipped_meat_fixed(X: np.ndarray, r: np.ndarray, bound: float) -> FixedSum:
+    """:func:`clipped_meat` as an exact sum: rows ``z_i = x_i sqrt(q_i)`` (norm^2 <= bound)
+    quantised, ``sum z_i z_i'`` added as integers (:mod:`dpstats._kernels.row_sums`); parts
+    of the rows add up to the same bits."""
     norm2 = np.einsum("ij,ij->i", X, X)
     with np.errstate(divide="ignore"):
         cap = np.where(norm2 > 0, float(bound) / norm2, np.inf)
     q = np.minimum(np.asarray(r, dtype=np.float64) ** 2, cap)
-    return tdot(X * q[:, None], X)
+    Z = X * np.sqrt(q)[:, None]         # rows of norm^2 <= bound; z z' = x x' q, added exactly
+    return tdot_fixed(Z, Z, math.sqrt(float(bound)), math.sqrt(float(bound)))
 
 
 def meat_sigma(bound: float, eps: float, delta: float) -> float:

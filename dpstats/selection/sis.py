@@ -85,7 +85,7 @@ def sis_scores(X, y, bounds: Bounds) -> np.ndarray:
     """
     xs = to_unit(X, bounds.x_lo, bounds.x_hi)
     ys = to_unit(y, bounds.y_lo, bounds.y_hi)
-    return np.abs(tdot(xs, ys))
+    return np.abs(tdot(xs, ys, 1.0, 1.0))
 
 
 def select(X, y, *, k: int, eps: float, rng: np.random.Generator, ledger: Ledger | None = None,

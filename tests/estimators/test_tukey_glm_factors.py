@@ -67,7 +67,9 @@ def test_zero_scale_columns_take_the_dummy_scale(monkeypatch):
     w = 1 / (1 + np.exp(-X @ point))
     w *= 1 - w                                   # noise-free: the group fits' covariance
     exact = np.linalg.inv((X * w[:, None]).T @ X / n) * m / n
-    assert V == pytest.approx(exact, rel=1e-6)
+    # the moments are exact sums on a grid of 2^-20 of the bound (dpstats._kernels.row_sums):
+    # a few distinct values round the same way, and the inverse amplifies it
+    assert V == pytest.approx(exact, rel=1e-4)
 
 
 def test_binary_columns_windows_hold_the_models(monkeypatch):

@@ -58,14 +58,15 @@ def test_block_is_fortran_ordered_and_clipped():
     assert U.tolist() == [[2.0, -2.0], [0.5, 0.25]] and U.base is out
 
 
-def test_a_sequential_sum_is_caught():
-    """The comparison is bitwise: summing each block's rows in plain order (as a kernel
-    would) instead of numpy's pairwise order changes the last bits, and the test sees it."""
-    X = np.random.default_rng(4).standard_normal((1 << 14, 4)) * 1e3
-    c, s = np.zeros(4), np.ones(4)
-    ref = dm.clipped_sums(X, c, s, 1e9, chunk=1 << 14)[0]
-    U = np.clip((X - c) / s, -1e9, 1e9)
-    seq = np.zeros(4)
-    for row in U:
-        seq += row
-    assert seq.tobytes() != ref.tobytes() and np.allclose(seq, ref)
+def test_a_different_block_is_caught():
+    """The sums are exact on a grid (dpstats._kernels.row_sums), so the comparison that
+    matters is of the blocks themselves: the kernel's block equals numpy's ``(X - c) * (1/s)``
+    to the bit, and a variant dividing by ``s`` instead differs in the last bits."""
+    X = np.random.default_rng(4).standard_normal((1 << 12, 4)) * 1e3
+    c, s = np.linspace(-0.3, 0.4, 4), np.linspace(0.3, 2.7, 4)
+    out = np.empty((X.shape[0], 4), order="F")
+    U = clip_block(X, 0, X.shape[0], np.arange(4, dtype=np.intp), c, 1.0 / s, 1e9, out)
+    ref = np.clip((X - c) * (1.0 / s), -1e9, 1e9)
+    other = np.clip((X - c) / s, -1e9, 1e9)
+    assert np.ascontiguousarray(U).tobytes() == ref.tobytes()
+    assert other.tobytes() != ref.tobytes() and np.allclose(other, ref)
