@@ -58,7 +58,7 @@ import math
 
 import numpy as np
 
-from .._kernels.row_sums import tdot
+from .._kernels.row_sums import GridMatrix
 from ..errors import ValidationError
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.gdp import GaussianGDP
@@ -120,7 +120,8 @@ def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: f
     """
     Xr, yr = (Xn, y) if resid is None else resid
     p = Xn.shape[1]
-    gram = tdot(Xn, Xn, 1.0, 1.0) if stats is None else stats[0]
+    grid = GridMatrix(Xn, 1.0) if stats is None else None    # rows quantised once (row_sums)
+    gram = grid.tdot() if stats is None else stats[0]
     lam_min = max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
     gram_noisy = plan.release("gram", gram, 1.0, symmetric=True)
     lam_noisy = plan.release("lambda_min", lam_min, 1.0)
@@ -133,7 +134,7 @@ def boost(Xn: np.ndarray, y: np.ndarray, plan: GaussianGDP, T: int, shrinkage: f
     G = np.linalg.pinv(gram_noisy + ridge * np.eye(p), hermitian=True)
     theta = np.zeros(p)
     for _ in range(T):
-        grad = (tdot(Xn, np.clip(yr - Xr @ theta, -1.0, 1.0), 1.0, 1.0) if stats is None
+        grad = (grid.tdot(np.clip(yr - Xr @ theta, -1.0, 1.0), 1.0) if stats is None
                 else stats[1](theta))
         theta += shrinkage * (G @ plan.release("rounds", grad, 1.0))
     return theta, ridge

@@ -184,7 +184,7 @@ def gradient_fixed(U, y, theta, loss: str, clip: float) -> FixedSum:
         r = eta - y
     norms = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", U, U))
     scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-    return row_sum_fixed(U * (r * scale)[:, None], clip)
+    return row_sum_fixed(U, clip, weights=r * scale)
 
 
 def _plan_and_bounds(X, y, plan, loss: str, opt: dict, eps: float, eps_n: float, delta: float,

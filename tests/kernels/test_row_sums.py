@@ -22,6 +22,7 @@ from dpstats._kernels.row_sums import (
     ROW_BITS,
     ROWS,
     FixedSum,
+    GridMatrix,
     excess,
     grid_bits,
     quantise,
@@ -148,3 +149,33 @@ def test_fixed_sums_on_different_grids_do_not_add():
     with pytest.raises(TypeError):
         a + b
     assert isinstance(a + a, FixedSum)
+
+
+def test_row_kernel_is_the_quantised_numpy_sum_on_any_threads(monkeypatch):
+    """The numba row kernel (chunks on threads) equals the numpy quantisation of ``T w``
+    summed as integers; one thread or two give the same bits."""
+    import numba
+
+    from dpstats._kernels import runtime
+    rng = np.random.default_rng(8)
+    T = rng.normal(size=(50_000, 4)) / 3
+    w = np.clip(rng.normal(size=T.shape[0]), -1, 1)
+    q = quantise(T * w[:, None], 1.0, ROW_BITS).astype(np.int64)
+    want = [int(v) for v in q.sum(axis=0)]
+    monkeypatch.setattr(runtime, "PARALLEL_MIN_WORK", 0)
+    got = row_sum_fixed(T, 1.0, weights=w)
+    assert got.ints.tolist() == want
+    numba.set_num_threads(1)
+    try:
+        assert row_sum_fixed(T, 1.0, weights=w).ints.tolist() == want
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def test_grid_matrix_equals_tdot():
+    rng = np.random.default_rng(9)
+    A = rng.uniform(-0.5, 0.5, size=(2 * ROWS + 77, 3))
+    g = GridMatrix(A, 1.0)
+    b = rng.uniform(-1, 1, size=A.shape[0])
+    assert g.tdot().tobytes() == tdot(A, A, 1.0, 1.0).tobytes()
+    assert g.tdot(b, 1.0).tobytes() == tdot(A, b, 1.0, 1.0).tobytes()
