@@ -187,11 +187,13 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     if method is None:
         return withheld(p, Withheld.TOO_FEW_ROWS, details=info)
     module = objpert if method == "objpert" else outpert
+    share = ({"n_noisy": n_noisy, "inference_share": objpert.inference_share(
+        p, eps_rest, delta, float(n_noisy), OBJPERT_CONSTANT * (p / 6.0) ** OBJPERT_POWER)}
+        if method == "objpert" else {})
     est = module.estimate(X, y, eps=eps_rest, delta=delta, rng=rng, ledger=ledger,
                           bounds=bounds, intercept_col=intercept_col, names=names,
                           stage=stage, known_x_bounds=known_x_bounds,
-                          **({} if engine is None else {"engine": engine}),
-                          **({"n_noisy": n_noisy} if method == "objpert" else {}))
+                          **({} if engine is None else {"engine": engine}), **share)
     return Estimate(params=est.params, released=est.released, withheld=est.withheld,
                     clip=est.clip, dropped=est.dropped, details={**est.details, **info},
                     inference=est.inference)
