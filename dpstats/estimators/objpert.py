@@ -25,7 +25,8 @@ delta)``, basic composition):
    intercept-only models, monotone utility of sensitivity 1; Laplace class counts).
 
 4. **Inference** (:data:`~dpstats.estimators.inference.glm.OBJPERT_SHARE`, 10%, of eps and
-   delta, taken first; option ``inference_share``, 0 for none): the Fisher information at the
+   delta, taken first; option ``inference_share``, 0 for none; ``method="auto"`` passes
+   :func:`inference_share`'s, up to :data:`SHARE_MAX` from 7 columns): the Fisher information at the
    released fit, analytic Gaussian on its upper triangle, L2 sensitivity 1/4 (ledger stage
    ``"inference"``, :func:`dpstats.mechanisms.curvature.release_curvature`); standard errors
    from it and the perturbation's known noise by parametric bootstrap
@@ -95,7 +96,8 @@ OPTIONS = OptionSpec((
            doc="share of eps and delta for private bounds, e.g. 0.25"),
     Option("inference_share", "real", OBJPERT_SHARE, range=(0.0, 1.0), closed=(True, False),
            doc="share of eps and delta for the Fisher information behind the standard "
-               "errors (stage 'inference'; 0: none), e.g. 0.1"),
+               "errors (stage 'inference'; 0: none), e.g. 0.1; method='auto' sets it by "
+               "inference_share()"),
 ))
 
 
