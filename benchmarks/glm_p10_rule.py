@@ -3,14 +3,15 @@ from public values and the released count (issue 16; design note "NN").
 
 **Rule, fixed before any figure of a candidate** (this docstring is committed before the runs).
 
-Candidates, in order (simplest first), all :func:`dpstats.estimators.objpert.inference_share`
-(0.10 up to 6 columns; above, the share whose ``mu`` is the reference's, 0.20 at 11 columns,
-20,000 rows, fit eps 0.95, times ``(k/11)^1.5 * 20,000 / n_hat``; lowered towards 0.10 until
-``n_hat * mu`` at the fit's reduced eps is twice ``glm_auto``'s switch; ``method="auto"``'s
-switch itself unchanged) with the cap ``SHARE_MAX``:
+Candidates, in order (simplest first), all :func:`candidate_share` (committed with this rule
+as ``dpstats.estimators.objpert.inference_share``, commit 1599201; moved here when no candidate
+passed, the library unchanged): 0.10 up to 6 columns; above, the share whose ``mu`` is the
+reference's (0.20 at 11 columns, 20,000 rows, fit eps 0.95) times ``(k/11)^1.5 * 20,000 /
+n_hat``; lowered towards 0.10 until ``n_hat * mu`` at the fit's reduced eps is twice
+``glm_auto``'s switch (``method="auto"``'s switch itself unchanged); at most ``cap``:
 
-* ``cap0.25`` (the library's constants), ``cap0.20``, ``cap0.15``;
-* ``default``: the rule before (share 0.10 always; ``SHARE_MAX`` = 0.10).
+* ``cap0.25`` (the constants as committed), ``cap0.20``, ``cap0.15``;
+* ``default``: the rule before (share 0.10 always; ``cap`` = 0.10).
 
 Grid (derivation): n in {7,000, 10,000, 20,000, 50,000}, p (predictors) in {8, 10, 15, 20},
 eps in {0.5, 1, 2}; glm_coverage.py's design (gaussian covariates, intercept -0.5, slopes of
@@ -78,32 +79,88 @@ VALIDATE = [(20_000, 8, 1.0), (20_000, 15, 1.0), (20_000, 20, 1.0), (10_000, 10,
 LOW, HIGH = 0.93, 0.98
 
 
+#: The candidate's reference: the share that opened intervals in every fit at 11 columns,
+#: n = 20,000, eps 1 (fit eps 0.95; design note 75: 500 fits, coverage 0.960).
+SHARE_REF, REF_ROWS, REF_COLS, REF_EPS = 0.20, 20_000.0, 11, 0.95
+#: The information's smallest eigenvalue falls like ``n / k`` (rows scaled by ``sqrt(k)``), a
+#: k x k noise matrix's spectrum spreads like ``sqrt(k)``: the noise allowed is ``n / k^1.5``.
+SHARE_POWER = 1.5
+#: A share above 0.10 only while ``n_hat * mu`` at the fit's reduced eps is at least this many
+#: times ``method="auto"``'s switch to objective perturbation.
+HEADROOM = 2.0
+BASE = 0.10
+
+
+def candidate_share(k: int, eps: float, delta: float, n_hat: float | None, switch: float,
+                    cap: float, headroom: float = HEADROOM) -> float:
+    """The candidate rule's share of objective perturbation's ``(eps, delta)`` for the Fisher
+    information (public ``k``, ``eps``, ``delta``, ``switch``; released ``n_hat``).
+
+    0.10 up to 6 columns. From 7, the share whose Gaussian-DP ``mu`` is the reference's times
+    ``(k / REF_COLS)^SHARE_POWER * REF_ROWS / n_hat``, within ``[0.10, cap]``, lowered (not
+    below 0.10) until ``n_hat * mu`` at the eps and delta left to the fit, rescaled so that
+    0.10 gives ``method="auto"``'s own ``n_hat * mu``, is at least ``headroom * switch``.
+
+    >>> candidate_share(6, 0.95, 1e-5, 20_000.0, 1000.0, 0.25)
+    0.1
+    >>> round(candidate_share(11, 0.95, 1e-5, 20_000.0, 1354.0, 0.25), 3)
+    0.2
+    >>> candidate_share(11, 0.95, 1e-5, 7_000.0, 1354.0, 0.25)
+    0.1
+    """
+    if k <= 6 or n_hat is None or not n_hat > 0:
+        return BASE
+    target = (gdp_mu(REF_EPS * SHARE_REF, delta * SHARE_REF)
+              * (k / REF_COLS) ** SHARE_POWER * REF_ROWS / float(n_hat))
+
+    def fit_ok(s: float) -> bool:
+        keep = (1.0 - s) / (1.0 - BASE)
+        return float(n_hat) * gdp_mu(eps * keep, min(delta * keep, 0.5)) >= headroom * switch
+
+    def bisect(ok, lo: float, hi: float) -> tuple[float, float]:   # ok(lo), not ok(hi)
+        for _ in range(40):
+            mid = (lo + hi) / 2.0
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+        return lo, hi
+
+    def short(s: float) -> bool:                        # s too small to meet the target
+        return gdp_mu(eps * s, delta * s) < target
+
+    if not fit_ok(BASE) or not short(BASE):
+        return BASE
+    share = cap if short(cap) else bisect(short, BASE, cap)[1]
+    if not fit_ok(share):
+        share = bisect(fit_ok, BASE, share)[0]
+    return float(share)
+
+
+def switch_of(k: int) -> float:
+    return glm_auto.OBJPERT_CONSTANT * (k / 6.0) ** glm_auto.OBJPERT_POWER
+
+
 def share_for(cap: float, k: int, eps: float, delta: float, n_hat: float) -> float:
-    """The share the rule with ``SHARE_MAX = cap`` gives (post-processing of public values)."""
-    old = objpert.SHARE_MAX
-    objpert.SHARE_MAX = cap
-    try:
-        return objpert.inference_share(k, eps, delta, n_hat, glm_auto.OBJPERT_CONSTANT * (
-            k / 6.0) ** glm_auto.OBJPERT_POWER)
-    finally:
-        objpert.SHARE_MAX = old
+    """The share the candidate with ``cap`` gives (post-processing of public values)."""
+    return candidate_share(k, eps, delta, n_hat, switch_of(k), cap)
 
 
 def fit(df, eps: float, seed: int, cap: float, record: list):
-    """``dp_glm``'s default with the rule's cap set to ``cap``; ``record`` gets the
+    """``dp_glm``'s default with objective perturbation's ``inference_share`` set by the
+    candidate with ``cap`` (0.10: the library's default); ``record`` gets the
     objective-perturbation call's public inputs ``(k, eps, n_hat, share)``."""
-    real_est, old = objpert.estimate, objpert.SHARE_MAX
+    real_est = objpert.estimate
 
     def spy(X, y, **kw):
-        record.append((X.shape[1], kw["eps"], kw.get("n_noisy"), kw.get("inference_share")))
+        k, n_hat = X.shape[1], kw.get("n_noisy")
+        kw["inference_share"] = share_for(cap, k, kw["eps"], kw["delta"], n_hat)
+        record.append((k, kw["eps"], n_hat, kw["inference_share"]))
         return real_est(X, y, **kw)
 
-    objpert.estimate, objpert.SHARE_MAX = spy, cap
+    objpert.estimate = spy
     try:
         formula = "y ~ " + " + ".join(c for c in df.columns if c != "y")
         return dp.dp_glm(formula, df, eps=eps, delta=gc.DELTA, select=None, random_state=seed)
     finally:
-        objpert.estimate, objpert.SHARE_MAX = real_est, old
+        objpert.estimate = real_est
 
 
 def rows_of(res, beta, label, cell, r, setting, share, headroom):
@@ -180,15 +237,9 @@ def table(d: pd.DataFrame) -> pd.DataFrame:
 def wanted(n: int, p: int, eps: float, head: float) -> float:
     """The rule's share without its cap and headroom (the share meeting the reference's
     noise), at the released count ``head * switch / mu`` (the fit's eps is 0.95 eps)."""
-    k = p + 1
-    switch = glm_auto.OBJPERT_CONSTANT * (k / 6.0) ** glm_auto.OBJPERT_POWER
-    n_hat = head * switch / gdp_mu(0.95 * eps, gc.DELTA)
-    old = objpert.SHARE_MAX, objpert.SHARE_HEADROOM
-    objpert.SHARE_MAX, objpert.SHARE_HEADROOM = 0.99, 0.0
-    try:
-        return objpert.inference_share(k, 0.95 * eps, gc.DELTA, n_hat, switch)
-    finally:
-        objpert.SHARE_MAX, objpert.SHARE_HEADROOM = old
+    k = int(p) + 1
+    n_hat = head * switch_of(k) / gdp_mu(0.95 * eps, gc.DELTA)
+    return candidate_share(k, 0.95 * eps, gc.DELTA, n_hat, switch_of(k), 0.99, headroom=0.0)
 
 
 def decide(t: pd.DataFrame) -> pd.DataFrame:

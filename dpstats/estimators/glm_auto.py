@@ -29,12 +29,6 @@ results in ``benchmarks/results/glm_auto_rule.csv``; design note 28):
   perturbation) to 0.068. Output perturbation's public ridge shrinks the coefficients, which
   costs more the stronger the signal; objective perturbation's private bounds need rows,
   more of them the more columns;
-  Its share of eps and delta for the Fisher information behind the intervals is
-  :func:`dpstats.estimators.objpert.inference_share`'s: 0.10 up to 6 columns; from 7, up to
-  0.25, as the column count and the released count need (11 columns, 20,000 rows, eps 1:
-  0.20, where 0.10 gave intervals in no fit), while ``n_hat * mu`` at the fit's eps stays at
-  least twice the switch (``benchmarks/glm_p10_rule.py``, design note "dp_glm's default from
-  6 to 20 predictors");
 * otherwise output perturbation with a private threshold (:mod:`.outpert`): in the
   simulation (``--part methods``) it was as accurate as DP-GD and more than Frank-Wolfe and
   the Tukey GLM (withheld below about 30,000 rows), without DP-GD's failures.
@@ -137,15 +131,6 @@ def choose(n_noisy: float, p: int, eps: float, delta: float) -> tuple[str | None
                        "class.")
 
 
-def _share_text(share: float, p: int) -> str:
-    """What the choice says about a share above the usual 10% (public values only)."""
-    if share <= objpert.OBJPERT_SHARE:
-        return ""
-    return (f" At {p} columns and this row count its private Fisher information, behind the "
-            f"intervals, gets {share:.0%} of the fit's eps and delta (10% with up to 6 "
-            "columns), so that it is precise enough to give intervals.")
-
-
 def early_withhold(n_noisy: float | None, p: int, eps: float, delta: float) -> Estimate | None:
     """The withheld estimate :func:`estimate` would return, decided by the pipeline from the
     released count before a selection stage spends anything (None: go on). ``eps`` is the
@@ -202,15 +187,11 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     if method is None:
         return withheld(p, Withheld.TOO_FEW_ROWS, details=info)
     module = objpert if method == "objpert" else outpert
-    share = {}
-    if method == "objpert":
-        share = {"n_noisy": n_noisy, "inference_share": objpert.inference_share(
-            p, eps_rest, delta, float(n_noisy), OBJPERT_CONSTANT * (p / 6.0) ** OBJPERT_POWER)}
-        info["why"] = why + _share_text(share["inference_share"], p)
     est = module.estimate(X, y, eps=eps_rest, delta=delta, rng=rng, ledger=ledger,
                           bounds=bounds, intercept_col=intercept_col, names=names,
                           stage=stage, known_x_bounds=known_x_bounds,
-                          **({} if engine is None else {"engine": engine}), **share)
+                          **({} if engine is None else {"engine": engine}),
+                          **({"n_noisy": n_noisy} if method == "objpert" else {}))
     return Estimate(params=est.params, released=est.released, withheld=est.withheld,
                     clip=est.clip, dropped=est.dropped, details={**est.details, **info},
                     inference=est.inference)

@@ -25,8 +25,7 @@ delta)``, basic composition):
    intercept-only models, monotone utility of sensitivity 1; Laplace class counts).
 
 4. **Inference** (:data:`~dpstats.estimators.inference.glm.OBJPERT_SHARE`, 10%, of eps and
-   delta, taken first; option ``inference_share``, 0 for none; ``method="auto"`` passes
-   :func:`inference_share`'s, up to :data:`SHARE_MAX` from 7 columns): the Fisher information at the
+   delta, taken first; option ``inference_share``, 0 for none): the Fisher information at the
    released fit, analytic Gaussian on its upper triangle, L2 sensitivity 1/4 (ledger stage
    ``"inference"``, :func:`dpstats.mechanisms.curvature.release_curvature`); standard errors
    from it and the perturbation's known noise by parametric bootstrap
@@ -49,7 +48,6 @@ import numpy as np
 from ..errors import ValidationError
 from ..mechanisms.accountant import Ledger
 from ..mechanisms.curvature import release_curvature
-from ..mechanisms.gdp import gdp_mu
 from ..mechanisms.objective import ObjectivePerturbation
 from ..validation import Option, OptionSpec, check_delta, check_eps, validate_options
 from .bounded import budgeted_design, check_inputs, plan_bounds
@@ -63,25 +61,12 @@ from .outpert import (
     unit_rows,
 )
 
-__all__ = ["estimate", "inference_share", "BOUNDS_SHARE", "GRAD_TOL", "OPTIONS", "COMMON",
-           "SHARE_REF", "SHARE_MAX", "SHARE_HEADROOM"]
+__all__ = ["estimate", "BOUNDS_SHARE", "GRAD_TOL", "OPTIONS", "COMMON"]
 
 #: Share of eps and delta for private bounds (when any are needed): 0.25 beat 0.15 in the
 #: simulation (benchmarks/glm_auto_rule.py --part obj: median gap to the majority class 0.072
 #: against 0.053; its separate Gaussian release fails more often than DP-GD's GDP part).
 BOUNDS_SHARE = 0.25
-#: :func:`inference_share`'s reference: the share (of the fit's eps and delta) that opened
-#: intervals in every fit at 11 columns, n = 20,000, eps 1 (fit eps 0.95; design note 75:
-#: 500 fits, coverage 0.960), and its rows, columns and fit eps.
-SHARE_REF, REF_ROWS, REF_COLS, REF_EPS = 0.20, 20_000.0, 11, 0.95
-#: The information's smallest eigenvalue falls like ``n / k`` (rows scaled by ``sqrt(k)``), a
-#: k x k noise matrix's spectrum spreads like ``sqrt(k)``: the noise allowed is ``n / k^1.5``.
-SHARE_POWER = 1.5
-#: :func:`inference_share`'s largest share (its cost to the coefficients: design note 75).
-SHARE_MAX = 0.25
-#: A share above :data:`OBJPERT_SHARE` only while ``n_hat * mu`` at the fit's reduced eps is at
-#: least this many times ``method="auto"``'s switch to objective perturbation.
-SHARE_HEADROOM = 2.0
 #: The solver's gradient-norm tolerance on the sum objective (sets the output noise).
 GRAD_TOL = 1e-6
 
@@ -96,62 +81,8 @@ OPTIONS = OptionSpec((
            doc="share of eps and delta for private bounds, e.g. 0.25"),
     Option("inference_share", "real", OBJPERT_SHARE, range=(0.0, 1.0), closed=(True, False),
            doc="share of eps and delta for the Fisher information behind the standard "
-               "errors (stage 'inference'; 0: none), e.g. 0.1; method='auto' sets it by "
-               "inference_share()"),
+               "errors (stage 'inference'; 0: none), e.g. 0.1"),
 ))
-
-
-def inference_share(k: int, eps: float, delta: float, n_hat: float | None,
-                    switch: float) -> float:
-    """The share of the fit's ``(eps, delta)`` for the Fisher information when
-    ``method="auto"`` runs objective perturbation, from public values and the released count.
-
-    :data:`OBJPERT_SHARE` (0.10) up to 6 columns. From 7 (``k`` columns, intercept included),
-    the share whose Gaussian-DP ``mu`` is the reference's (:data:`SHARE_REF` at
-    :data:`REF_COLS` columns, :data:`REF_ROWS` rows, fit eps :data:`REF_EPS`) times
-    ``(k / REF_COLS)^SHARE_POWER * REF_ROWS / n_hat``: the released information's noise against
-    a data-independent proxy of its smallest eigenvalue, as at the reference. Kept within
-    ``[OBJPERT_SHARE, SHARE_MAX]``, and lowered (not below 0.10) until ``n_hat * mu`` at the
-    eps and delta left to the fit, rescaled so that 0.10 gives ``method="auto"``'s own
-    ``n_hat * mu``, is at least :data:`SHARE_HEADROOM` times ``switch`` (the switch's
-    ``n_hat * mu``, :func:`dpstats.estimators.glm_auto.objpert_rows`): near the switch the
-    share stays 0.10, so objective perturbation keeps its eps where it is fragile.
-
-    Reads ``k``, ``eps``, ``delta``, ``switch`` (public) and ``n_hat`` (released) only.
-
-    >>> inference_share(6, 0.95, 1e-5, 20_000.0, 1000.0)
-    0.1
-    >>> round(inference_share(11, 0.95, 1e-5, 20_000.0, 1354.0), 3)
-    0.2
-    >>> inference_share(11, 0.95, 1e-5, 7_000.0, 1354.0)
-    0.1
-    """
-    if k <= 6 or n_hat is None or not n_hat > 0:
-        return OBJPERT_SHARE
-    eps, delta = check_eps(eps), check_delta(delta)
-    target = (gdp_mu(REF_EPS * SHARE_REF, delta * SHARE_REF)
-              * (k / REF_COLS) ** SHARE_POWER * REF_ROWS / float(n_hat))
-
-    def fit_ok(s: float) -> bool:
-        keep = (1.0 - s) / (1.0 - OBJPERT_SHARE)
-        return float(n_hat) * gdp_mu(eps * keep, min(delta * keep, 0.5)) >= (
-            SHARE_HEADROOM * switch)
-
-    def bisect(ok, lo: float, hi: float) -> tuple[float, float]:   # ok(lo), not ok(hi)
-        for _ in range(40):
-            mid = (lo + hi) / 2.0
-            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-        return lo, hi
-
-    def short(s: float) -> bool:                        # s too small to meet the target
-        return gdp_mu(eps * s, delta * s) < target
-
-    if not fit_ok(OBJPERT_SHARE) or not short(OBJPERT_SHARE):
-        return OBJPERT_SHARE
-    share = SHARE_MAX if short(SHARE_MAX) else bisect(short, OBJPERT_SHARE, SHARE_MAX)[1]
-    if not fit_ok(share):
-        share = bisect(fit_ok, OBJPERT_SHARE, share)[0]
-    return float(share)
 
 
 def _inference(rows, theta_k, design, kept, s: float, t: float, n_noisy, eps: float,

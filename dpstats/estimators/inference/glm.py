@@ -5,8 +5,8 @@ bootstrap of the released fit; and why output perturbation releases none.
 Neighbours: add/remove one row. What is released for inference: the Fisher information of the
 fit at the released coefficients, ``C = sum_i s_i (1 - s_i) u_i u_i'`` on the rows the
 estimator fitted (scaled to L2 norm <= 1), with Gaussian noise of L2 sensitivity 1/4
-(:func:`dpstats.mechanisms.curvature.release_curvature`), :data:`OBJPERT_SHARE` of the fit's eps
-and delta (stage "inference"; auto: :func:`..objpert.inference_share`); the rest post-processes.
+(:func:`dpstats.mechanisms.curvature.release_curvature`), with :data:`OBJPERT_SHARE` of the
+fit's eps and delta (ledger stage ``"inference"``). Everything else is post-processing.
 
 Two sources of error, on the fitted (unit) scale, then mapped to the original one:
 
