@@ -44,7 +44,7 @@ eps 0.5 (this script, ``--part validate``, data seed ``9_100_000 + 1000 * arm``)
 default on the same seeds; else nothing ships.
 
     nice -n 10 python benchmarks/glm_p10_rule.py --part derive --chunk 0/2 --out FILE.csv
-    python benchmarks/glm_p10_rule.py --table FILE.csv ...
+    python benchmarks/glm_p10_rule.py --table FILE.csv ... [--out TABLE.csv]
 
 Reads no real data.
 """
@@ -273,6 +273,8 @@ def main(argv=None) -> int:
     pd.set_option("display.width", 250)
     if a.table:
         t = table(pd.concat(pd.read_csv(f) for f in a.table))
+        if a.out:                                       # the per-cell table, e.g. results/
+            t.round(4).to_csv(a.out, index=False)
         print(t.round(3).to_string(index=False))
         print(decide(t).to_string(index=False))
         return 0
