@@ -117,6 +117,20 @@ def speed(n: int, p: int = 20, reps: int = 7) -> dict:
     return {"rows": n, "blas": float(np.median(t_blas)), "fixed": float(np.median(t_fixed))}
 
 
+def _table(title: str, header: str, values: list, line) -> None:
+    """Print ``title``, ``header`` and ``line(value)`` for each value, with progress."""
+    print(title)
+    print(header)
+    for i, v in enumerate(values, 1):
+        print(f"{line(v)}   [{i}/{len(values)}]", flush=True)
+
+
+def _adversarial_line(m: int) -> str:
+    r = adversarial(m)
+    return (f"{r['rows']:10.2e} {r['loop']:10.2e} {r['compensated']:10.2e} "
+            f"{r['fixed']:10.2e} {r['bound_fixed']:10.2e}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--m", default="18,20,22")
@@ -124,36 +138,35 @@ def main(argv=None) -> None:
     ap.add_argument("--split-rows", default="1e4,1e5,1e6")
     ap.add_argument("--speed", default="1e6")
     a = ap.parse_args(argv)
-    ms = [int(v) for v in a.m.split(",")]
-    print("1. Adversarial data: neighbours' computed difference minus the sensitivity 1")
-    print(f"{'rows':>10s} {'loop':>10s} {'compens.':>10s} {'fixed':>10s} {'bound':>10s}")
-    for i, m in enumerate(ms, 1):
-        r = adversarial(m)
-        print(f"{r['rows']:10.2e} {r['loop']:10.2e} {r['compensated']:10.2e} "
-              f"{r['fixed']:10.2e} {r['bound_fixed']:10.2e}   [{i}/{len(ms)}]", flush=True)
+    _table("1. Adversarial data: neighbours' computed difference minus the sensitivity 1",
+           f"{'rows':>10s} {'loop':>10s} {'compens.':>10s} {'fixed':>10s} {'bound':>10s}",
+           [int(v) for v in a.m.split(",")], _adversarial_line)
     for n in (10 ** 8, 10 ** 9):
         print(f"{n:10.0e} {'-':>10s} {2 * (ROWS + 5) * U * n:10.2e} {'-':>10s} "
               f"{excess(n):10.2e}   (worst-case bounds)")
     rows = [int(float(v)) for v in a.split_rows.split(",")]
-    print(f"\n2. {a.splits} random splits and orders of the same rows: distinct results")
-    print(f"{'rows':>10s} {'float':>8s} {'fixed':>8s} {'float spread':>13s}")
-    for i, n in enumerate(rows, 1):
+
+    def split_line(n):
         r = splits(n, a.splits)
-        print(f"{n:10.0e} {r['float_distinct']:8d} {r['fixed_distinct']:8d} "
-              f"{r['float_spread']:13.2e}   [{i}/{len(rows)}]", flush=True)
-    print("\n3. Grid error of the fixed-point Gram (rows of norm <= 1, 20 columns)")
-    print(f"{'rows':>10s} {'rel. error':>11s} {'unshrunk':>10s} {'shrink':>10s}")
-    for i, n in enumerate(rows, 1):
+        return (f"{n:10.0e} {r['float_distinct']:8d} {r['fixed_distinct']:8d} "
+                f"{r['float_spread']:13.2e}")
+    _table(f"\n2. {a.splits} random splits and orders of the same rows: distinct results",
+           f"{'rows':>10s} {'float':>8s} {'fixed':>8s} {'float spread':>13s}", rows, split_line)
+
+    def grid_line(n):
         r = grid_error(n)
-        print(f"{n:10.0e} {r['rel_err']:11.2e} {r['rel_err_unshrunk']:10.2e} "
-              f"{r['shrink']:10.2e}   [{i}/{len(rows)}]", flush=True)
-    sp = [int(float(v)) for v in a.speed.split(",")]
-    print("\n4. Speed, 20 columns: median seconds")
-    print(f"{'rows':>10s} {'A.T @ A':>9s} {'tdot':>9s} {'ratio':>7s}")
-    for i, n in enumerate(sp, 1):
+        return (f"{n:10.0e} {r['rel_err']:11.2e} {r['rel_err_unshrunk']:10.2e} "
+                f"{r['shrink']:10.2e}")
+    _table("\n3. Grid error of the fixed-point Gram (rows of norm <= 1, 20 columns)",
+           f"{'rows':>10s} {'rel. error':>11s} {'unshrunk':>10s} {'shrink':>10s}", rows,
+           grid_line)
+
+    def speed_line(n):
         r = speed(n)
-        print(f"{n:10.0e} {r['blas']:9.4f} {r['fixed']:9.4f} {r['fixed'] / r['blas']:7.2f}"
-              f"   [{i}/{len(sp)}]", flush=True)
+        return f"{n:10.0e} {r['blas']:9.4f} {r['fixed']:9.4f} {r['fixed'] / r['blas']:7.2f}"
+    _table("\n4. Speed, 20 columns: median seconds",
+           f"{'rows':>10s} {'A.T @ A':>9s} {'tdot':>9s} {'ratio':>7s}",
+           [int(float(v)) for v in a.speed.split(",")], speed_line)
 
 
 if __name__ == "__main__":
