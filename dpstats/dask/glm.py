@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._kernels.exact_sums import cross_sum, gram_sum
 from ..estimators.outpert import GRAD_TOL
 from ..mechanisms.curvature import curvature_sum_fixed
 from .passes import GramPass, reduce_frame
@@ -70,11 +71,15 @@ class LogisticPass:
                     "classes": np.array([s0.size, s1.size], dtype=np.float64),
                     "fisher": curvature_sum_fixed(U, mu * (1.0 - mu), 0.25)}
         mu = 0.5 * (1.0 + np.tanh(0.5 * e))
-        # the solver's sums stay floats: its privacy rests on an exact minimiser (up to the
-        # tolerance the output noise covers), which a grid's error would move; only released
-        # sums go on a grid (the curvature above)
-        return {"f": np.array([np.sum(np.logaddexp(0.0, e) - y * e)]),
-                "g": U.T @ (mu - y), "H": (U.T * (mu * (1.0 - mu))) @ U}
+        # the solver's sums to 2^-66 of their bounds (exact_sums): the same bits for any
+        # partitioning, and far inside the tolerance its privacy allows (a released sum's
+        # coarse grid, row_sums, would move the minimiser). Rows have norm <= 1, so
+        # |e| <= ||theta||, each loss is in [0, |e| + log 2], |u_j (mu - y)| <= 1 and
+        # |w u_j u_l| <= 1/4.
+        loss = np.logaddexp(0.0, e) - y * e
+        top = float(np.sqrt(self.theta @ self.theta)) + 1.0
+        return {"f": cross_sum(loss[:, None], np.ones(loss.size), top),
+                "g": cross_sum(U, mu - y, 1.0), "H": gram_sum(U, mu * (1.0 - mu), 0.25)}
 
 
 class DaskRows:
