@@ -15,7 +15,7 @@ so ``t = (hi 2^40 + lo) B 2^-66`` up to ``B 2^-67`` (the bits of ``t`` below it,
 ``B``). ``hi`` and ``lo`` are added in int64 per chunk of rows (at most ``2^23`` rows: no
 overflow), the chunks in Python integers, and the total is converted to float once: the result
 is a deterministic function of the multiset of rows, within ``n B 2^-67`` of the exact sum of
-the float terms (1e-14 B at 1e6 rows). Deterministic; no randomness, no privacy logic.
+the float terms (1e-14 B at 1e6 rows). Deterministic; draws nothing, no privacy logic.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _gram(U, w, inv, step, hi, lo, a, b):
 def cross_sum(U: np.ndarray, v: np.ndarray, bound: float) -> FixedSum:
     """``U.T @ v`` with every term ``|U_ij v_i| <= bound``, as above.
 
-    >>> U = np.random.default_rng(0).uniform(-1, 1, size=(10_000, 2))
+    >>> U = np.sin(np.arange(20000.0)).reshape(10_000, 2)      # fixed test data
     >>> v = np.linspace(-1, 1, 10_000)
     >>> a = cross_sum(U, v, 1.0)
     >>> b = cross_sum(U[:3000], v[:3000], 1.0) + cross_sum(U[3000:], v[3000:], 1.0)
@@ -106,7 +106,7 @@ def gram_sum(U: np.ndarray, w: np.ndarray, bound: float) -> FixedSum:
     """``(U.T * w) @ U`` (k, k) with every term ``|w_i U_ij U_il| <= bound``, as above (the
     upper triangle summed, mirrored).
 
-    >>> U = np.random.default_rng(1).uniform(-1, 1, size=(5000, 3)) / 2
+    >>> U = np.cos(np.arange(15000.0) * 0.3).reshape(5000, 3) / 2      # fixed test data
     >>> w = np.full(5000, 0.25)
     >>> bool(np.allclose(gram_sum(U, w, 0.25).value, (U.T * w) @ U, rtol=1e-13))
     True
