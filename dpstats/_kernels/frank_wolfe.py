@@ -77,8 +77,9 @@ BLOCK = 4096
 # Blocks of BLOCK rows added with Neumaier's compensation: the error stays within (BLOCK + 5) u
 # times the sum of |terms| instead of growing with n (one loop over all n rows: n u), so the
 # gradient's sensitivity holds to a relative 2 (BLOCK + 5) u n (Higham's bound for any order
-# within a block). The other released sums are exact on a grid (.row_sums); this kernel keeps
-# floats (in memory only: the dask Frank-Wolfe pass uses .row_sums).
+# within a block). Private Frank-Wolfe no longer reads it: its released sums are exact on grids
+# (dpstats.estimators.fw_sums); this float gradient serves the non-private rule
+# (screening.exact_rule), the benchmarks and the tests.
 @njit(cache=True, nogil=True)
 def _xt_dot(Xt, r, out, lo, hi):
     n = Xt.shape[1]

@@ -179,6 +179,16 @@ class GridMatrix:
         ints = _block_sums(q.shape[0], shape, rows, pair)
         return FixedSum(ints, self.bound * unit_b * 2.0 ** (-2 * bits))
 
+    def square_sums(self) -> FixedSum:
+        """The column sums of the rows' squared entries, exactly (the diagonal of
+        :meth:`tdot_fixed` with ``B`` None, without the off-diagonal products)."""
+        q = self.q
+
+        def pair(a, b):
+            return np.einsum("ij,ij->j", q[a:b], q[a:b])
+        ints = _block_sums(q.shape[0], (q.shape[1],), self.rows, pair)
+        return FixedSum(ints, self.bound * self.bound * 2.0 ** (-2 * self.bits))
+
     def tdot(self, B=None, bound_b: float | None = None) -> np.ndarray:
         """:meth:`tdot_fixed`'s float value."""
         return self.tdot_fixed(B, bound_b).value

@@ -9,8 +9,9 @@ gradient ``g = X' l'(u, y)`` (d numbers) and, at a screening iteration, the rule
 components ``B = u' l'(u, y)``, ``||u||^2`` and (first screening only) the column squared norms.
 These are exactly the statistics the in-memory releases read, so the vertex choices (the same
 exponential mechanism, same sensitivity, same per-iteration eps) and the screening releases
-(the same Gaussian mechanism on the same components) are the in-memory ones; only the sums'
-rounding differs (partition order, ``u`` recomputed rather than updated).
+(the same Gaussian mechanism on the same components) are the in-memory ones. Both sum on the
+same grids (:mod:`dpstats.estimators.fw_sums`, exact: the same bits for any partitioning); only
+``u`` differs in its last bits (recomputed from ``w`` here, updated in memory).
 
 Passes: one per Frank-Wolfe iteration (``T``, default 100), plus one after each screening
 iteration that zeroes a feature (the gradient must then be recomputed; a screening iteration
@@ -24,8 +25,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._kernels.row_sums import row_sum_fixed, tdot_fixed
-from ..estimators.screening import PrivateScreener
+from ..estimators.fw_sums import gradient_sum, norm_sums, screen_sums
+from ..estimators.screening import PrivateScreener, derivative_bound
 from .passes import GramPass, reduce_frame
 
 __all__ = ["FWPass", "frank_wolfe", "ComponentScreener"]
@@ -47,6 +48,7 @@ class FWPass:
     rows: GramPass
     loss: str
     w: np.ndarray
+    radius: float
     screen: bool = False
     norms: bool = False
 
@@ -55,17 +57,14 @@ class FWPass:
         t = ys if self.loss == "squared" else 2.0 * ys - 1.0
         u = Xs @ self.w
         r = _derivative(u, t, self.loss)
-        # exact sums on grids of public bounds (row_sums): the same bits for any partitioning.
-        # Entries of Xs are in [-1, 1], so |u| <= ||w||_1 and |l'| <= ||w||_1 + 1 (squared),
-        # < 1 (logistic).
-        w1 = float(np.abs(self.w).sum())
-        top = w1 + 1.0 if self.loss == "squared" else 1.0
-        out = {"g": tdot_fixed(Xs, r, 1.0, top)}
+        # exact sums on grids of the public bounds, as in memory (fw_sums): partitions add
+        # their FixedSums exactly, so the same bits for any partitioning.
+        M = derivative_bound(self.loss, self.radius)
+        out = {"g": gradient_sum(Xs, r, M)}
         if self.screen:
-            out["B"] = row_sum_fixed((u * r)[:, None], max(w1, 1.0) * top)
-            out["uu"] = row_sum_fixed((u * u)[:, None], max(w1, 1.0) ** 2)
+            out.update(screen_sums(u, r, self.radius, M))
         if self.norms:
-            out["c"] = row_sum_fixed(Xs * Xs, 1.0)
+            out["c"] = norm_sums(Xs)
         return out
 
 
@@ -77,11 +76,6 @@ class ComponentScreener(PrivateScreener):
     def __init__(self, d: int, loss: str, radius: float, plan, rng, stage):
         super().__init__(np.zeros((d, 0)), loss, radius, plan, rng, None, stage)
         self._d = d
-
-    @property
-    def first(self) -> bool:
-        """Whether the next call also releases the column norms."""
-        return self._c is None
 
     def components(self, g, B: float, uu: float, c=None) -> np.ndarray:
         """The in-memory release (:meth:`PrivateScreener.release`) of the summed components."""
@@ -98,7 +92,7 @@ def frank_wolfe(ddf, rows: GramPass, *, loss: str, radius: float, T: int, choose
     w = np.zeros(d)
     screener = None if screen_plan is None else ComponentScreener(d, loss, radius, screen_plan,
                                                                   rng, stage)
-    base = FWPass(rows, loss, w)
+    base = FWPass(rows, loss, w, float(radius))
     screening = frozenset(screen_at)
     g = mask = None
     for t in range(1, T + 1):

@@ -61,6 +61,7 @@ from ..mechanisms.accountant import Ledger, advanced_composition
 from ..mechanisms.plan import ReleasePlan
 from ..validation import Option, OptionSpec, check_choice, check_delta, check_eps, validate_options
 from .bounded import BOUNDS_METHODS, BoundedDesign, budgeted_design, check_inputs, plan_bounds
+from .fw_loop import frank_wolfe
 from .inference.constrained import fw_inference
 from .outcome import Estimate, Withheld, withheld
 from .screening import PrivateScreener, ScreenPlan, derivative_bound, screen_plan
@@ -127,46 +128,6 @@ def screen_iterations(screen, T: int) -> tuple[int, ...]:
         return tuple(range(int(screen), T + 1, int(screen)))
     raise ValidationError(f"screen must be None, 'every', 'last' or an integer j in 1..T={T} "
                           f"(screen every j-th iteration); got {screen!r}")
-
-
-def frank_wolfe(Xt, y, *, loss: str, radius: float, T: int, choose, screen_at=(),
-                screener=None, protect=None) -> tuple[np.ndarray, np.ndarray | None]:
-    """Frank-Wolfe iterations on unit-scale data; ``choose(scores) -> index`` picks the vertex.
-
-    ``Xt`` is the transposed design (d, n), ``scores`` are the ``<v, grad F>`` of
-    :func:`dpstats._kernels.frank_wolfe.vertex_scores` (smaller is better), so a non-private
-    ``choose`` is ``np.argmin``. After the step at each iteration in ``screen_at``,
-    ``screener(u, g, r)`` returns the rule statistic and features with a negative value (except
-    ``protect``) are set to 0. Returns ``(w, mask)`` with ``mask`` the features flagged at the
-    last screening (None without screening). No privacy logic here: it lives in ``choose``
-    and ``screener``.
-    """
-    from .._kernels.frank_wolfe import loss_gradient, vertex_scores
-    d, n = Xt.shape
-    w, u = np.zeros(d), np.zeros(n)
-    screening = frozenset(screen_at)
-    g = r = mask = None
-    for t in range(1, T + 1):
-        if g is None:
-            g, r = loss_gradient(Xt, u, y, loss)
-        k = int(choose(vertex_scores(g, radius)))
-        j, step = k % d, (radius if k < d else -radius)
-        mu = 2.0 / (t + 1)
-        w *= 1.0 - mu
-        w[j] += mu * step
-        u *= 1.0 - mu
-        u += (mu * step) * Xt[j]
-        g = None
-        if t in screening:
-            g, r = loss_gradient(Xt, u, y, loss)
-            mask = np.asarray(screener(u, g, r)) < 0
-            if protect is not None:
-                mask[protect] = False
-            if mask.any():
-                w[mask] = 0.0
-                u = w @ Xt
-                g = None
-    return w, mask
 
 
 def _finish(values: dict, fixed) -> dict:
@@ -276,13 +237,15 @@ def _run(design: BoundedDesign, y, loss: str, opt: dict, budget: _Budget, rng,
         w, mask, calls = engine.frank_wolfe(design, loss, opt["radius"], opt["T"], choose,
                                             budget.iterations, budget.screening, rng, stage)
     else:
+        from .fw_sums import GridMatrix
         Xt = np.ascontiguousarray(design.X.T)
+        grid = GridMatrix(Xt.T, 1.0)      # quantised once: every gradient and the norms
         yu = design.y if loss == "squared" else 2.0 * y - 1.0
         screener = None if budget.screening is None else PrivateScreener(
-            Xt, loss, opt["radius"], budget.screening, rng, None, stage)
+            Xt, loss, opt["radius"], budget.screening, rng, None, stage, grid=grid)
         w, mask = frank_wolfe(Xt, yu, loss=loss, radius=opt["radius"], T=opt["T"],
                               choose=choose, screen_at=budget.iterations, screener=screener,
-                              protect=design.intercept_col)
+                              protect=design.intercept_col, grid=grid)
         calls = 0 if screener is None else screener.calls
     budget.choices.finish()               # the composed charges cover exactly these releases
     if budget.screens is not None:

@@ -215,17 +215,29 @@ class PrivateScreener:
     """
 
     def __init__(self, Xt, loss: str, radius: float, plan: ScreenPlan,
-                 rng: np.random.Generator, ledger: Ledger | None, stage: str | None = None):
-        self._Xt, self._radius, self._plan = Xt, float(radius), plan
+                 rng: np.random.Generator, ledger: Ledger | None, stage: str | None = None,
+                 grid=None):
+        self._Xt, self._radius, self._plan, self._loss = Xt, float(radius), plan, loss
+        self._grid = grid            # Xt's rows quantised (fw_sums.GridMatrix), or None
         self._L, self._mu = curvature(loss, radius)
         self._rng, self._ledger, self._stage = rng, ledger, stage
         self._c: np.ndarray | None = None
         self.calls = 0
 
+    @property
+    def first(self) -> bool:
+        """Whether the next release also carries the column norms."""
+        return self._c is None
+
     def __call__(self, u, g, r) -> np.ndarray:
-        first = self._c is None
-        return self.release(g, float(u @ r), float(u @ u),
-                            np.einsum("ij,ij->i", self._Xt, self._Xt) if first else None)
+        """The release at ``u`` (``g``: the gradient, itself an exact sum): ``B`` and
+        ``||u||^2`` (and the column norms) summed exactly on grids of their public bounds
+        (:mod:`dpstats.estimators.fw_sums`)."""
+        from .fw_sums import norm_sums, screen_sums
+        s = screen_sums(u, r, self._radius, derivative_bound(self._loss, self._radius))
+        c = norm_sums(self._Xt.T if self._grid is None else self._grid).value \
+            if self.first else None
+        return self.release(g, float(s["B"].value[0]), float(s["uu"].value[0]), c)
 
     def release(self, g, B: float, uu: float, c=None) -> np.ndarray:
         """The Gaussian release of ``(X^T g, u^T g, ||u||^2)`` (and the column norms ``c`` at
