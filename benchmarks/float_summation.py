@@ -12,8 +12,9 @@ sums"). Four tables:
    ``2^m`` values of ``-0.75 * 2^(m-53)``, and the neighbour with a 1 in front): the
    neighbours' computed difference minus the sensitivity 1, for one sequential loop (the
    Frank-Wolfe kernel before note 79), the compensated blocks of note 79 (the in-memory
-   Frank-Wolfe kernel had them until note 86) and the fixed-point sum (:func:`~dpstats._kernels.row_sums.
-   tdot`), beside the fixed-point bound ``4 u n`` (:func:`~dpstats._kernels.row_sums.excess`).
+   Frank-Wolfe kernel had them until note 86) and the fixed-point sum
+   (:func:`~dpstats._kernels.row_sums.tdot`), beside the fixed-point bound ``4 u n``
+   (:func:`~dpstats._kernels.row_sums.excess`).
 2. **Splits**: ``--splits`` random splits and orders of the same rows into up to 8 parts; the
    number of distinct results (bit patterns) of float sums of the parts (what a dask merge of
    float arrays gave) and of :class:`~dpstats._kernels.row_sums.FixedSum` parts, and the float
