@@ -39,7 +39,7 @@ import time
 import numpy as np
 from numba import njit
 
-from dpstats._kernels.partition_sums import add_group_sums, group_sums_width
+from dpstats._kernels.partition_sums import add_group_sums, group_order, group_sums_width
 
 #: Chunk of a group's rows handled at once.
 CH = 256
@@ -70,28 +70,19 @@ def add_binned(top, bins, X, y, labels):
     """Add the rows into ``top`` (m, E) window levels and ``bins`` (m, E, 3) (module doc)."""
     n, p = X.shape
     m, E = top.shape
-    starts = np.zeros(m + 1, dtype=np.int64)
-    for i in range(n):
-        starts[labels[i] + 1] += 1
-    for g in range(m):
-        starts[g + 1] += starts[g]
-    fill = starts[:m].copy()
-    order = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        order[fill[labels[i]]] = i
-        fill[labels[i]] += 1
+    starts, order = group_order(labels, m)
     ia, ib = _pairs(p)
     Zt, V = np.empty((p + 2, CH)), np.empty(CH)
     Vb = V.view(np.int64)
     Q = np.zeros((3, CH + 4))
     for g in range(m):
-        for lo in range(starts[g], starts[g + 1], CH):
-            q = min(CH, starts[g + 1] - lo)
-            for r in range(q):
-                i = order[lo + r]
-                for a in range(p):
-                    Zt[a, r] = X[i, a]
-                Zt[p, r], Zt[p + 1, r] = y[i], 1.0
+        rows = order[starts[g]:starts[g + 1]]
+        for lo in range(0, rows.size, CH):
+            chunk = rows[lo:lo + CH]
+            q = chunk.size
+            Zt[:p, :q] = X[chunk].T
+            Zt[p, :q] = y[chunk]
+            Zt[p + 1, :q] = 1.0
             for e in range(E):
                 a, b = ia[e], ib[e]
                 mxb = np.int64(0)
