@@ -65,29 +65,44 @@ def _pairs(p):
     return ia, ib
 
 
+@njit(cache=True, fastmath={"reassoc", "nsz"})
+def _exact_sum(Q, q):
+    """``sum Q[:q]``: its terms are integer multiples of one unit whose partial sums stay below
+    ``2^53`` units, so every order of the additions gives the same result and reassociation
+    (vectorisation) is harmless. The parts themselves are extracted without it."""
+    s = 0.0
+    for r in range(q):
+        s += Q[r]
+    return s
+
+
 @njit(cache=True)
 def add_binned(top, bins, X, y, labels):
-    """Add the rows into ``top`` (m, E) window levels and ``bins`` (m, E, 3) (module doc)."""
+    """Add the rows into ``top`` (m, E) window levels and ``bins`` (m, E, 3) (module doc):
+    per group chunk, the products of each entry over the chunk's rows (column layout), the
+    window from the largest product's exponent, the three parts, and their exact sums."""
     n, p = X.shape
     m, E = top.shape
     starts, order = group_order(labels, m)
     ia, ib = _pairs(p)
     Zt, V = np.empty((p + 2, CH)), np.empty(CH)
     Vb = V.view(np.int64)
-    Q = np.zeros((3, CH + 4))
+    Q = np.empty((3, CH))
     for g in range(m):
         rows = order[starts[g]:starts[g + 1]]
         for lo in range(0, rows.size, CH):
             chunk = rows[lo:lo + CH]
             q = chunk.size
-            Zt[:p, :q] = X[chunk].T
-            Zt[p, :q] = y[chunk]
+            for r, i in enumerate(chunk):
+                Zt[:p, r] = X[i]
+                Zt[p, r] = y[i]
             Zt[p + 1, :q] = 1.0
             for e in range(E):
-                a, b = ia[e], ib[e]
+                za, zb = Zt[ia[e]], Zt[ib[e]]
+                for r in range(q):
+                    V[r] = za[r] * zb[r]
                 mxb = np.int64(0)
                 for r in range(q):
-                    V[r] = Zt[a, r] * Zt[b, r]
                     mxb = max(mxb, Vb[r] & np.int64(0x7FF0000000000000))
                 ex = (mxb >> 52) - 1023                     # floor(log2 max |v|)
                 t = max(-((-(ex + 962)) // 26) - 1, 0)
@@ -109,15 +124,7 @@ def add_binned(top, bins, X, y, labels):
                     Q[1, r] = s
                     Q[2, r] = ((v - s) + c2) - c2
                 for k in range(3):
-                    for r in range(q, q + 4):
-                        Q[k, r] = 0.0
-                    s0 = s1 = s2 = s3 = 0.0          # exact in any order (integer multiples)
-                    for r in range(0, q, 4):
-                        s0 += Q[k, r]
-                        s1 += Q[k, r + 1]
-                        s2 += Q[k, r + 2]
-                        s3 += Q[k, r + 3]
-                    bins[g, e, k] += (s0 + s1) + (s2 + s3)
+                    bins[g, e, k] += _exact_sum(Q[k], q)
 
 
 def add_windows(a, b):
