@@ -179,6 +179,16 @@ class GridMatrix:
         ints = _block_sums(q.shape[0], shape, rows, pair)
         return FixedSum(ints, self.bound * unit_b * 2.0 ** (-2 * bits))
 
+    def col_sums(self) -> FixedSum:
+        """The column sums of the quantised rows, exactly (unit ``bound 2^-bits``: each
+        block's sum is at most ``rows 2^bits``, an integer float64 holds)."""
+        q = self.q
+
+        def pair(a, b):
+            return q[a:b].sum(axis=0)
+        ints = _block_sums(q.shape[0], (q.shape[1],), self.rows, pair)
+        return FixedSum(ints, self.bound * 2.0 ** -self.bits)
+
     def square_sums(self) -> FixedSum:
         """The column sums of the rows' squared entries, exactly (the diagonal of
         :meth:`tdot_fixed` with ``B`` None, without the off-diagonal products)."""
