@@ -157,11 +157,17 @@ class GridMatrix:
     True
     """
 
-    def __init__(self, A: np.ndarray, bound: float, rows: int = ROWS):
+    def __init__(self, A: np.ndarray, bound: float, rows: int = ROWS, in_place: bool = False):
         A = np.asarray(A, dtype=np.float64)
         self.bound, self.rows, self.bits = float(bound), int(rows), grid_bits(rows)
-        self.q = quantise(A, self.bound, self.bits) if A.ndim == 2 else \
-            quantise(A[:, None], self.bound, self.bits)
+        A = A if A.ndim == 2 else A[:, None]
+        if in_place:          # A (a scratch buffer) becomes the grid: one pass, no copy
+            top = float(2 ** self.bits)
+            _quantise_rows(A, top / self.bound * (1.0 - math.sqrt(A.shape[1])
+                                                  * 2.0 ** -(self.bits + 1)), top)
+            self.q = A
+        else:
+            self.q = quantise(A, self.bound, self.bits)
 
     def tdot_fixed(self, B=None, bound_b: float | None = None) -> FixedSum:
         """``A.T @ B`` exactly (``B`` None: ``A.T @ A``)."""
@@ -202,6 +208,16 @@ class GridMatrix:
     def tdot(self, B=None, bound_b: float | None = None) -> np.ndarray:
         """:meth:`tdot_fixed`'s float value."""
         return self.tdot_fixed(B, bound_b).value
+
+
+@njit(cache=True, nogil=True)
+def _quantise_rows(A, scale, top):
+    """:func:`quantise` of ``A`` in place (the same products, rounding and clip)."""
+    n, d = A.shape
+    for j in range(d):
+        for i in range(n):
+            q = np.rint(A[i, j] * scale)
+            A[i, j] = top if q > top else (-top if q < -top else q)
 
 
 def tdot(A: np.ndarray, B: np.ndarray, bound_a: float, bound_b: float,

@@ -98,7 +98,7 @@ def clipped_sums(X: np.ndarray, centre: np.ndarray, scale: np.ndarray, bound: fl
             U *= inv
             np.clip(U, -bound, bound, out=U)
         if weights is None:          # exact sums on one grid of the bound (row_sums)
-            grid = GridMatrix(U, bound)
+            grid = GridMatrix(U, bound, in_place=kernel)     # the kernel's buffer: reused
             return grid.col_sums(), grid.tdot_fixed()
         w = np.sqrt(weights[start:start + U.shape[0]])
         grid = GridMatrix(U * w[:, None], bound * math.sqrt(w_max))  # w u u' = z z'

@@ -197,3 +197,15 @@ def test_solver_sums_are_exact_to_their_grid_and_split_free():
     assert parts.value.tobytes() == cross_sum(U, v, 1.0).value.tobytes()
     H = gram_sum(U, np.full(U.shape[0], 0.25), 0.25).value
     assert np.array_equal(H, H.T) and np.allclose(H, (U.T * 0.25) @ U, rtol=1e-12)
+
+
+def test_grid_in_place_is_the_same_grid():
+    """A scratch buffer quantised in place (the design moments' blocks) holds the same integers
+    as :func:`quantise`, and its sums are the same bits."""
+    A = np.asfortranarray(np.sin(np.arange(9000.0)).reshape(3000, 3) * 2.5)
+    ref = GridMatrix(A, 3.0)
+    got = GridMatrix(A.copy(order="F"), 3.0, in_place=True)
+    assert np.array_equal(got.q, ref.q)
+    assert np.array_equal(got.tdot(), ref.tdot())
+    assert np.array_equal(got.col_sums().value, ref.col_sums().value)
+    np.testing.assert_allclose(ref.col_sums().value, A.sum(axis=0), atol=3000 * 3.0 * 2.0 ** -20)
