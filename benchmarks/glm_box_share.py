@@ -4,7 +4,8 @@ after the released box, from the released box and histogram counts (issue 16; de
 
 **Rule, fixed before any figure of a candidate** (this docstring is committed before the runs).
 
-Candidate: :func:`dpstats.estimators.objpert.box_share` (``inference_share=None``). The bounds
+Candidate: ``box_share`` (``inference_share=None``; committed in the library's objpert.py in
+be31bb8, moved to benchmarks/glm_box_share_rule.py when no setting passed). The bounds
 are released first at their share of the whole budget as at share 0.10 (so a fit whose share
 stays 0.10 is the default's fit, bit for bit); the share is then the smallest in ``[0.10,
 cap]`` whose Fisher-information noise ``sigma`` (``release_curvature``, sensitivity 1/4, at
@@ -20,10 +21,11 @@ the realised smallest eigenvalue is 0.49-0.62 of ``lam``. Settings, tried in thi
 Grid (derivation), note 85's plus p = 5: n in {7,000, 10,000, 20,000, 50,000}, p in {5, 8,
 10, 15, 20}, eps in {0.5, 1, 2}; glm_coverage.py's gaussian design, ``dp_glm(method="auto",
 select=None)``; 100 fits per cell (60 cells; first fixed at 25 fits on a wrong timing of
-0.35 s a fit, the run stopped after 7 cells of n = 7,000 with no figure read, the
-fits there took 0.02-0.1 s; 100 fits then fit the ~40 minutes on one core). Data seed ``7_500_000 + 1000 * cell index``, fit seed ``data
-seed * 1000 + r``; every setting on the same data and ``random_state`` (a setting whose share
-is 0.10 in a fit is the default's fit: not refitted).
+0.35 s a fit, the run stopped after 7 cells of n = 7,000 with no figure read, the fits
+there took 0.02-0.1 s; 100 fits then fit the ~40 minutes on one core). Data seed
+``7_500_000 + 1000 * cell index``, fit seed ``data seed * 1000 + r``; every setting on the
+same data and ``random_state`` (a setting whose share is 0.10 in a fit is the default's fit:
+not refitted).
 
 Decision: adopt the first setting that passes in every cell
 (i) intervals in >= 80% of fits where objective perturbation is chosen (majority of fits),
@@ -46,6 +48,10 @@ cell releases intervals in >= 80% of fits; else nothing ships.
     nice -n 10 python benchmarks/glm_box_share.py --part derive --reps 100 --out FILE.csv
     python benchmarks/glm_box_share.py --table FILE.csv ... [--out TABLE.csv]
 
+**Outcome** (after the runs; benchmarks/results/glm_box_share_derive.csv): no setting passes,
+nothing ships (design note "NN"); the validation was not run. The candidate lives in
+glm_box_share_rule.py (``estimate_box``, installed by :func:`fit`).
+
 Reads no real data.
 """
 
@@ -62,6 +68,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import glm_box_share_rule as box  # noqa: E402
 import glm_coverage as gc  # noqa: E402
 import glm_p10_rule as rule  # noqa: E402
 
@@ -80,8 +87,8 @@ def fit(df, eps: float, seed: int, setting: str | None, record: list):
     """``dp_glm``'s default; ``setting`` None: the library before (share 0.10), else the
     box rule with the setting's margin and cap. ``record`` gets the released inputs of the
     rule ``(args, kwargs)`` and the share used."""
-    real_est, real_of, real_mc = objpert.estimate, objpert._share_of, (
-        objpert.SHARE_MARGIN, objpert.SHARE_CAP)
+    real_est, real_of, real_mc = objpert.estimate, box._share_of, (
+        box.SHARE_MARGIN, box.SHARE_CAP)
 
     def spy(design, kept, icol, n_noisy, e, d):
         share = real_of(design, kept, icol, n_noisy, e, d)
@@ -89,27 +96,27 @@ def fit(df, eps: float, seed: int, setting: str | None, record: list):
         return share
 
     if setting is None:                 # record the inputs, keep 0.10
-        objpert.SHARE_MARGIN, objpert.SHARE_CAP = 1e300, 0.10
+        box.SHARE_MARGIN, box.SHARE_CAP = 1e300, 0.10
     else:
-        objpert.SHARE_MARGIN, objpert.SHARE_CAP = SETTINGS[setting]
-    objpert.estimate = functools.partial(real_est, inference_share=None)
-    objpert._share_of = spy
+        box.SHARE_MARGIN, box.SHARE_CAP = SETTINGS[setting]
+    objpert.estimate = functools.partial(box.estimate_box, inference_share=None)
+    box._share_of = spy
     try:
         formula = "y ~ " + " + ".join(c for c in df.columns if c != "y")
         return dp.dp_glm(formula, df, eps=eps, delta=gc.DELTA, select=None, random_state=seed)
     finally:
-        objpert.estimate, objpert._share_of = real_est, real_of
-        objpert.SHARE_MARGIN, objpert.SHARE_CAP = real_mc
+        objpert.estimate, box._share_of = real_est, real_of
+        box.SHARE_MARGIN, box.SHARE_CAP = real_mc
 
 
 def share_of(setting: str, args) -> float:
     """The share ``setting`` gives on the released inputs ``args`` (post-processing)."""
-    old = objpert.SHARE_MARGIN, objpert.SHARE_CAP
-    objpert.SHARE_MARGIN, objpert.SHARE_CAP = SETTINGS[setting]
+    old = box.SHARE_MARGIN, box.SHARE_CAP
+    box.SHARE_MARGIN, box.SHARE_CAP = SETTINGS[setting]
     try:
-        return objpert._share_of(*args)
+        return box._share_of(*args)
     finally:
-        objpert.SHARE_MARGIN, objpert.SHARE_CAP = old
+        box.SHARE_MARGIN, box.SHARE_CAP = old
 
 
 def run(cells: list, base: int, reps: int, settings: list[str]) -> pd.DataFrame:
