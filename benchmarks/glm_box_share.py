@@ -49,7 +49,8 @@ cell releases intervals in >= 80% of fits; else nothing ships.
     python benchmarks/glm_box_share.py --table FILE.csv ... [--out TABLE.csv]
 
 **Outcome** (after the runs; benchmarks/results/glm_box_share_derive.csv): no setting passes,
-nothing ships (design note "NN"); the validation was not run. The candidate lives in
+nothing ships (design note "NN"); the validation arms were run afterwards for information
+only (m2.0c0.20, 300 fits, benchmarks/results/glm_box_share_validate.csv). The candidate lives in
 glm_box_share_rule.py (``estimate_box``, installed by :func:`fit`).
 
 Reads no real data.
