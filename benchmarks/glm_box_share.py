@@ -61,7 +61,6 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -122,30 +121,21 @@ def share_of(setting: str, args) -> float:
 
 def run(cells: list, base: int, reps: int, settings: list[str]) -> pd.DataFrame:
     out = []
-    for i, cell in cells:
-        n, p, eps = cell
-        seed = base + 1000 * i
-        rng = np.random.default_rng(seed)
-        label = f"n={n} p={p} eps={eps:g}"
-        t0 = time.time()
-        for r in range(reps):
-            df, beta = gc.simulate({"n": n, "p": p, "eps": eps, "cov": "gaussian"}, "glm-auto",
-                                   rng)
-            rec: list = []
-            res = fit(df, eps, seed * 1000 + r, None, rec)
-            head = np.nan
-            if rec:
-                args = rec[-1][0]
-                k = len(args[1])
-                head = args[3] * gdp_mu(args[4], gc.DELTA) / (
-                    glm_auto.OBJPERT_CONSTANT * (k / 6.0) ** glm_auto.OBJPERT_POWER)
-            out += rule.rows_of(res, beta, label, cell, r, "default", 0.10 if rec else np.nan,
-                                head)
-            for s in settings:
-                share = share_of(s, rec[-1][0]) if rec else np.nan
-                res_s = fit(df, eps, seed * 1000 + r, s, []) if rec and share != 0.10 else res
-                out += rule.rows_of(res_s, beta, label, cell, r, s, share, head)
-        print(f"  {label}: {reps} fits [{time.time() - t0:.0f}s]", flush=True)
+    for label, cell, r, fit_seed, df, beta in rule.cell_data(cells, base, reps):
+        eps = cell[2]
+        rec: list = []
+        res = fit(df, eps, fit_seed, None, rec)
+        head = np.nan
+        if rec:
+            args = rec[-1][0]
+            k = len(args[1])
+            head = args[3] * gdp_mu(args[4], gc.DELTA) / (
+                glm_auto.OBJPERT_CONSTANT * (k / 6.0) ** glm_auto.OBJPERT_POWER)
+        out += rule.rows_of(res, beta, label, cell, r, "default", 0.10 if rec else np.nan, head)
+        for s in settings:
+            share = share_of(s, rec[-1][0]) if rec else np.nan
+            res_s = fit(df, eps, fit_seed, s, []) if rec and share != 0.10 else res
+            out += rule.rows_of(res_s, beta, label, cell, r, s, share, head)
     return pd.DataFrame(out)
 
 
@@ -190,20 +180,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     pd.set_option("display.width", 250)
     pd.set_option("display.max_colwidth", 400)
-    if a.table:
-        t = table(pd.concat(pd.read_csv(f) for f in a.table))
-        if a.out:                                       # the per-cell table, e.g. results/
-            t.round(4).to_csv(a.out, index=False)
-        print(t.round(3).to_string(index=False))
-        print(decide(t).to_string(index=False))
-        return 0
-    grid, base = (DERIVE, 7_500_000) if a.part == "derive" else (VALIDATE, 9_900_000)
-    i, m = (int(x) for x in a.chunk.split("/"))
-    cells = [(j, c) for j, c in enumerate(grid) if j % m == i]
-    d = run(cells, base, a.reps, [s for s in a.settings.split(",") if s])
-    d.to_csv(a.out, index=False)
-    print(table(d).round(3).to_string(index=False))
-    return 0
+    return rule.table_or_run(a, table, decide, run, (DERIVE, 7_500_000) if a.part == "derive"
+                             else (VALIDATE, 9_900_000))
 
 
 if __name__ == "__main__":

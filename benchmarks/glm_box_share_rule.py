@@ -9,20 +9,20 @@ failed its decision (criteria (iii) and (iv)).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from dpstats.errors import ValidationError
-from dpstats.estimators.bounded import budgeted_design, check_inputs, plan_bounds
+from dpstats.estimators import objpert
+from dpstats.estimators.bounded import budgeted_design
 from dpstats.estimators.inference.glm import OBJPERT_SHARE
-from dpstats.estimators.objpert import BOUNDS_SHARE, GRAD_TOL, OPTIONS, _inference
+from dpstats.estimators.objpert import BOUNDS_SHARE, OPTIONS
 from dpstats.estimators.outcome import Estimate
-from dpstats.estimators.outpert import COUNT_SHARE, THRESHOLD_SHARE, threshold_and_map, unit_rows
+from dpstats.estimators.outpert import THRESHOLD_SHARE
 from dpstats.mechanisms.accountant import Ledger
 from dpstats.mechanisms.additive import analytic_gaussian_sigma
 from dpstats.mechanisms.gdp import detection_threshold, log_grid_edges
-from dpstats.mechanisms.objective import ObjectivePerturbation
 from dpstats.validation import Option, OptionSpec, check_delta, check_eps, validate_options
 
 #: The share rule (:func:`box_share`): the predicted smallest eigenvalue of the information
@@ -145,36 +145,19 @@ def estimate_box(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     """:func:`dpstats.estimators.objpert.estimate` with the candidate split (the
     share from :func:`box_share` when ``inference_share`` is None)."""
     opt = validate_options(BOX_OPTIONS, {"threshold_share": threshold_share, "bounds_share":
-                                     bounds_share, "inference_share": inference_share})
+                                         bounds_share, "inference_share": inference_share})
     eps_all, delta_all, inf = check_eps(eps), check_delta(delta), opt["inference_share"]
     first = OBJPERT_SHARE if inf is None else inf       # the bounds' split: as at share 0.10
-    X, y, icol = check_inputs(X, y, intercept_col, rng)
-    if not np.isin(y, (0.0, 1.0)).all():
-        raise ValidationError("objective perturbation needs a label coded 0/1; recode it first")
-    plan = plan_bounds(X, bounds, intercept_col=icol, names=names, label=False,
-                       known=known_x_bounds)
+    X, y, icol, plan = objpert.checked(X, y, intercept_col, rng, bounds, names, known_x_bounds)
     design, eps_b, delta_b = budgeted_design(
         X, y, plan, method="hist", share=opt["bounds_share"], eps=eps_all * (1.0 - first),
         delta=delta_all * (1.0 - first), q=0.01, rng=rng, ledger=ledger, stage=stage,
         counts_of=engine and engine.counts_of)
-    kept = [j for j in design.kept if design.half[j] > 2.0**-30 or j == icol]
     if inf is None:                                     # the share from released values
+        kept = [j for j in design.kept if design.half[j] > 2.0**-30 or j == icol]
         inf = _share_of(design, kept, icol, n_noisy, eps_all, delta_all)
-    eps, delta = eps_all * (1.0 - inf), delta_all * (1.0 - inf)
-    eps_t, eps_c = ((eps * opt["threshold_share"], eps * COUNT_SHARE) if icol is not None
-                    else (0.0, 0.0))
-    s = math.sqrt(len(kept))
-    rows = unit_rows(design, kept, s, y, engine)               # rows of L2 norm <= 1
-    op = ObjectivePerturbation(len(kept), eps - eps_t - eps_c - eps_b, delta - delta_b, rng,
-                               ledger, tol=GRAD_TOL, stage=stage,
-                               what="logistic loss on rows scaled to L2 norm <= 1")
-    theta_k = op.release(rows.ridge_fit(op.ridge, tol=GRAD_TOL, linear=op.b))
-    t, only, beta = threshold_and_map(rows, theta_k, design, kept, s, icol, X.shape[1],
-                                      eps_t, eps_c, rng, ledger, stage)
-    inference = _inference(rows, theta_k, design, kept, s, t, n_noisy, eps_all, delta_all, inf,
-                           op, rng, ledger)
-    details = {"ridge": op.ridge, "sigma": op.sigma, "threshold": t, "intercept_only": only,
-               "bounds": plan.source(coarse=True), "eps_bounds": eps_b,
-               "eps_threshold": eps_t, "eps_counts": eps_c, "inference_share": inf}
-    return Estimate(params=beta, released=True, inference=inference, clip=design.clip,
-                    dropped=design.dropped, details=details)
+    est = objpert.fit_in_box(X.shape[1], y, design, icol, plan, eps_all=eps_all,
+                             delta_all=delta_all, inf=inf, eps_b=eps_b, delta_b=delta_b,
+                             threshold_share=opt["threshold_share"], n_noisy=n_noisy, rng=rng,
+                             ledger=ledger, stage=stage, engine=engine)
+    return dataclasses.replace(est, details={**est.details, "inference_share": inf})

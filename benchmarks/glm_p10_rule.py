@@ -173,8 +173,10 @@ def rows_of(res, beta, label, cell, r, setting, share, headroom):
              "share": share, "headroom": headroom} for j in range(beta.size)]
 
 
-def run(cells: list, base: int, reps: int, settings: list[str]) -> pd.DataFrame:
-    out = []
+def cell_data(cells: list, base: int, reps: int):
+    """Each cell's ``reps`` data sets (glm_coverage.py's gaussian design, the cell's own seed
+    ``base + 1000 i``): ``(label, cell, r, fit_seed, df, beta)``, a progress line per cell
+    (shared with glm_box_share.py: the same data in both)."""
     for i, cell in cells:
         n, p, eps = cell
         seed = base + 1000 * i
@@ -184,20 +186,24 @@ def run(cells: list, base: int, reps: int, settings: list[str]) -> pd.DataFrame:
         for r in range(reps):
             df, beta = gc.simulate({"n": n, "p": p, "eps": eps, "cov": "gaussian"}, "glm-auto",
                                    rng)
-            rec: list = []
-            res = fit(df, eps, seed * 1000 + r, CAPS["default"], rec)
-            k, e_fit, n_hat, _ = rec[-1] if rec else (p + 1, np.nan, np.nan, np.nan)
-            head = (n_hat * gdp_mu(e_fit, gc.DELTA) / (glm_auto.OBJPERT_CONSTANT * (
-                k / 6.0) ** glm_auto.OBJPERT_POWER)) if rec else np.nan
-            out += rows_of(res, beta, label, cell, r, "default", 0.10 if rec else np.nan, head)
-            for s in settings:
-                share = share_for(CAPS[s], k, e_fit, gc.DELTA, n_hat) if rec else np.nan
-                if rec and share != 0.10:
-                    res_s = fit(df, eps, seed * 1000 + r, CAPS[s], [])
-                else:
-                    res_s = res
-                out += rows_of(res_s, beta, label, cell, r, s, share, head)
+            yield label, cell, r, seed * 1000 + r, df, beta
         print(f"  {label}: {reps} fits [{time.time() - t0:.0f}s]", flush=True)
+
+
+def run(cells: list, base: int, reps: int, settings: list[str]) -> pd.DataFrame:
+    out = []
+    for label, cell, r, fit_seed, df, beta in cell_data(cells, base, reps):
+        p, eps = cell[1], cell[2]
+        rec: list = []
+        res = fit(df, eps, fit_seed, CAPS["default"], rec)
+        k, e_fit, n_hat, _ = rec[-1] if rec else (p + 1, np.nan, np.nan, np.nan)
+        head = (n_hat * gdp_mu(e_fit, gc.DELTA) / (glm_auto.OBJPERT_CONSTANT * (
+            k / 6.0) ** glm_auto.OBJPERT_POWER)) if rec else np.nan
+        out += rows_of(res, beta, label, cell, r, "default", 0.10 if rec else np.nan, head)
+        for s in settings:
+            share = share_for(CAPS[s], k, e_fit, gc.DELTA, n_hat) if rec else np.nan
+            res_s = fit(df, eps, fit_seed, CAPS[s], []) if rec and share != 0.10 else res
+            out += rows_of(res_s, beta, label, cell, r, s, share, head)
     return pd.DataFrame(out)
 
 
@@ -271,6 +277,14 @@ def main(argv=None) -> int:
     ap.add_argument("--table", nargs="*", help="only summarise these CSV files")
     a = ap.parse_args(argv)
     pd.set_option("display.width", 250)
+    return table_or_run(a, table, decide, run, (DERIVE, 7_300_000) if a.part == "derive"
+                        else (VALIDATE, 9_100_000))
+
+
+def table_or_run(a, table, decide, run, grid_base) -> int:
+    """The scripts' common end (this one's and glm_box_share.py's): with ``--table``, the
+    per-cell table of the given files and the decision; else the ``--chunk`` of the part's
+    grid run and written to ``--out``."""
     if a.table:
         t = table(pd.concat(pd.read_csv(f) for f in a.table))
         if a.out:                                       # the per-cell table, e.g. results/
@@ -278,7 +292,7 @@ def main(argv=None) -> int:
         print(t.round(3).to_string(index=False))
         print(decide(t).to_string(index=False))
         return 0
-    grid, base = (DERIVE, 7_300_000) if a.part == "derive" else (VALIDATE, 9_100_000)
+    grid, base = grid_base
     i, m = (int(x) for x in a.chunk.split("/"))
     cells = [(j, c) for j, c in enumerate(grid) if j % m == i]
     d = run(cells, base, a.reps, [s for s in a.settings.split(",") if s])

@@ -145,17 +145,36 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
     opt = validate_options(OPTIONS, {"threshold_share": threshold_share, "bounds_share":
                                      bounds_share, "inference_share": inference_share})
     eps_all, delta_all, inf = check_eps(eps), check_delta(delta), opt["inference_share"]
-    eps, delta = eps_all * (1.0 - inf), delta_all * (1.0 - inf)
+    X, y, icol, plan = checked(X, y, intercept_col, rng, bounds, names, known_x_bounds)
+    design, eps_b, delta_b = budgeted_design(
+        X, y, plan, method="hist", share=opt["bounds_share"], eps=eps_all * (1.0 - inf),
+        delta=delta_all * (1.0 - inf), q=0.01, rng=rng, ledger=ledger, stage=stage,
+        counts_of=engine and engine.counts_of)
+    return fit_in_box(X.shape[1], y, design, icol, plan, eps_all=eps_all, delta_all=delta_all,
+                      inf=inf, eps_b=eps_b, delta_b=delta_b,
+                      threshold_share=opt["threshold_share"], n_noisy=n_noisy, rng=rng,
+                      ledger=ledger, stage=stage, engine=engine)
+
+
+def checked(X, y, intercept_col, rng, bounds, names, known_x_bounds):
+    """:func:`estimate`'s input checks and bounds plan: ``(X, y, icol, plan)``."""
     X, y, icol = check_inputs(X, y, intercept_col, rng)
     if not np.isin(y, (0.0, 1.0)).all():
         raise ValidationError("objective perturbation needs a label coded 0/1; recode it first")
     plan = plan_bounds(X, bounds, intercept_col=icol, names=names, label=False,
                        known=known_x_bounds)
-    eps_t, eps_c = ((eps * opt["threshold_share"], eps * COUNT_SHARE) if icol is not None
+    return X, y, icol, plan
+
+
+def fit_in_box(p: int, y, design, icol, plan, *, eps_all: float, delta_all: float, inf: float,
+               eps_b: float, delta_b: float, threshold_share: float, n_noisy, rng, ledger,
+               stage: str, engine=None) -> Estimate:
+    """:func:`estimate` after the released box (``design``, its bounds' budget ``eps_b``,
+    ``delta_b``): objective perturbation, the threshold and the inference, with ``inf`` of
+    ``(eps_all, delta_all)`` for the inference (``p`` columns of the design)."""
+    eps, delta = eps_all * (1.0 - inf), delta_all * (1.0 - inf)
+    eps_t, eps_c = ((eps * threshold_share, eps * COUNT_SHARE) if icol is not None
                     else (0.0, 0.0))
-    design, eps_b, delta_b = budgeted_design(
-        X, y, plan, method="hist", share=opt["bounds_share"], eps=eps, delta=delta, q=0.01,
-        rng=rng, ledger=ledger, stage=stage, counts_of=engine and engine.counts_of)
     kept = [j for j in design.kept if design.half[j] > 2.0**-30 or j == icol]
     s = math.sqrt(len(kept))
     rows = unit_rows(design, kept, s, y, engine)               # rows of L2 norm <= 1
@@ -163,7 +182,7 @@ def estimate(X: np.ndarray, y: np.ndarray, *, eps: float, delta: float,
                                ledger, tol=GRAD_TOL, stage=stage,
                                what="logistic loss on rows scaled to L2 norm <= 1")
     theta_k = op.release(rows.ridge_fit(op.ridge, tol=GRAD_TOL, linear=op.b))
-    t, only, beta = threshold_and_map(rows, theta_k, design, kept, s, icol, X.shape[1],
+    t, only, beta = threshold_and_map(rows, theta_k, design, kept, s, icol, p,
                                       eps_t, eps_c, rng, ledger, stage)
     inference = _inference(rows, theta_k, design, kept, s, t, n_noisy, eps_all, delta_all, inf,
                            op, rng, ledger)
