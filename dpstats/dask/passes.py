@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.row_sums import resolve, tdot_fixed
+from .._kernels.row_sums import GridMatrix, resolve, tdot_fixed
 from ..formula.discovery import level_histograms
 from ..mechanisms.bounds import to_unit
 from ..mechanisms.centre import CELL_KEYS, cells_from_counts, merge_cells
@@ -261,7 +261,8 @@ class GramPass:
             Xr, yr = (Xs, ys) if self.unclipped is None else \
                 self.mapped(pdf, raw, clip=self.unclipped)
             return {"grad": tdot_fixed(Xs, np.clip(yr - Xr @ self.theta, -1.0, 1.0), b, 1.0)}
-        return {"gram": tdot_fixed(Xs, Xs, b, b), "xty": tdot_fixed(Xs, ys, b, 1.0)}
+        grid = GridMatrix(Xs, b)          # the rows quantised once for both sums: the same bits
+        return {"gram": grid.tdot_fixed(), "xty": grid.tdot_fixed(ys, 1.0)}
 
 
 #: A partition's group sums are taken in two halves of its rows, on two threads, when it has
