@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels.frank_wolfe import loss_derivative, vertex_scores
+from .fw_sums import GridMatrix, gradient_sum
+from .screening import derivative_bound
+
 __all__ = ["frank_wolfe"]
 
 
@@ -35,9 +39,6 @@ def frank_wolfe(Xt, y, *, loss: str, radius: float, T: int, choose, screen_at=()
     (:func:`dpstats.estimators.fw_sums.gradient_sum`; the rows quantised once, or ``grid``,
     their :class:`~dpstats.estimators.fw_sums.GridMatrix`, shared with the screener).
     """
-    from .._kernels.frank_wolfe import loss_derivative, vertex_scores
-    from .fw_sums import GridMatrix, gradient_sum
-    from .screening import derivative_bound
     M = derivative_bound(loss, radius)
     d, n = Xt.shape
     grid = GridMatrix(Xt.T, 1.0) if grid is None else grid

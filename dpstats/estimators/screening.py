@@ -49,6 +49,7 @@ import numpy as np
 
 from ..mechanisms import analytic_gaussian_sigma, gaussian
 from ..mechanisms.accountant import Ledger, advanced_composition
+from .fw_sums import norm_sums, screen_sums
 
 __all__ = ["derivative_bound", "curvature", "rule_statistic", "exact_components", "exact_rule",
            "component_sensitivity", "paper_sensitivity", "paper_iteration_budget", "ScreenPlan",
@@ -233,7 +234,6 @@ class PrivateScreener:
         """The release at ``u`` (``g``: the gradient, itself an exact sum): ``B`` and
         ``||u||^2`` (and the column norms) summed exactly on grids of their public bounds
         (:mod:`dpstats.estimators.fw_sums`)."""
-        from .fw_sums import norm_sums, screen_sums
         s = screen_sums(u, r, self._radius, derivative_bound(self._loss, self._radius))
         c = norm_sums(self._Xt.T if self._grid is None else self._grid).value \
             if self.first else None

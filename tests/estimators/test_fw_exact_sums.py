@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpstats.estimators import fw_sums
+from dpstats.estimators import fw_loop, fw_sums
 from dpstats.estimators.fw import frank_wolfe
 from dpstats.estimators.screening import PrivateScreener, derivative_bound, screen_plan
 
@@ -79,7 +79,7 @@ def test_a_float_gradient_is_caught(monkeypatch):
     def float_gradient(grid, r, M):
         q = grid.q if isinstance(grid, fw_sums.GridMatrix) else grid
         return _Float(np.asarray(q).T @ r)
-    monkeypatch.setattr(fw_sums, "gradient_sum", float_gradient)
+    monkeypatch.setattr(fw_loop, "gradient_sum", float_gradient)     # where the loop reads it
     assert not _same(_run(X, y, np.arange(n)), _run(X, y, perm))
 
 
